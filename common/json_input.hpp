@@ -1,0 +1,185 @@
+#pragma once
+// Reading JSON input with paths: every accessor knows where it is ("$.layers[3].hidden") and
+// throws InputError naming the file and that path.  Objects can be closed against unknown keys,
+// with the nearest known key suggested.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/input_error.hpp"
+
+namespace luwu {
+
+using Json = nlohmann::json;
+
+// Reads and parses a JSON file; a missing file or a syntax error is an InputError.
+inline Json load_json_file(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file, "", "cannot open file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    return Json::parse(buf.str());
+  } catch (const Json::parse_error& e) {
+    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
+  }
+}
+
+inline Json parse_json_text(const std::string& text, const std::string& file) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
+  }
+}
+
+inline std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// The nearest of `known` to `word`, or "" when nothing is close.
+inline std::string nearest_key(const std::string& word, const std::vector<std::string>& known) {
+  std::string best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& k : known) {
+    std::size_t d = edit_distance(word, k);
+    if (d < best_d) best_d = d, best = k;
+  }
+  return best_d <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string();
+}
+
+// A view of one JSON value with its file and path.
+class JsonNode {
+ public:
+  JsonNode(const Json& value, std::string file, std::string path = "$")
+      : v_(&value), file_(std::move(file)), path_(std::move(path)) {}
+
+  const Json& raw() const { return *v_; }
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(file_, path_, what); }
+
+  bool is_object() const { return v_->is_object(); }
+  bool is_array() const { return v_->is_array(); }
+  bool is_string() const { return v_->is_string(); }
+  bool is_number() const { return v_->is_number(); }
+  bool has(const std::string& key) const { return v_->is_object() && v_->contains(key); }
+
+  JsonNode at(const std::string& key) const {
+    expect_object();
+    auto it = v_->find(key);
+    if (it == v_->end()) throw InputError(file_, path_, "missing required field \"" + key + "\"");
+    return JsonNode(*it, file_, path_ + "." + key);
+  }
+  JsonNode at(std::size_t index) const {
+    expect_array();
+    if (index >= v_->size()) throw InputError(file_, path_, "index out of range");
+    return JsonNode((*v_)[index], file_, path_ + "[" + std::to_string(index) + "]");
+  }
+  std::size_t size() const {
+    expect_array();
+    return v_->size();
+  }
+  std::vector<std::string> keys() const {
+    expect_object();
+    std::vector<std::string> out;
+    for (auto it = v_->begin(); it != v_->end(); ++it) out.push_back(it.key());
+    return out;
+  }
+
+  void expect_object() const {
+    if (!v_->is_object()) fail(std::string("expected an object, found ") + v_->type_name());
+  }
+  void expect_array() const {
+    if (!v_->is_array()) fail(std::string("expected an array, found ") + v_->type_name());
+  }
+
+  // Rejects keys outside `known`, suggesting the nearest known key.
+  void only_keys(const std::vector<std::string>& known) const {
+    expect_object();
+    for (auto it = v_->begin(); it != v_->end(); ++it) {
+      if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
+      std::string hint = nearest_key(it.key(), known);
+      throw InputError(file_, path_ + "." + it.key(),
+                       "unknown field \"" + it.key() + "\"" +
+                           (hint.empty() ? std::string() : " (did you mean \"" + hint + "\"?)"));
+    }
+  }
+
+  std::string as_string() const {
+    if (!v_->is_string()) fail(std::string("expected a string, found ") + v_->type_name());
+    return v_->get<std::string>();
+  }
+  bool as_bool() const {
+    if (!v_->is_boolean()) fail(std::string("expected true or false, found ") + v_->type_name());
+    return v_->get<bool>();
+  }
+  double as_number() const {
+    if (!v_->is_number()) fail(std::string("expected a number, found ") + v_->type_name());
+    double d = v_->get<double>();
+    if (!std::isfinite(d)) fail("expected a finite number");
+    return d;
+  }
+  double as_positive() const {
+    double d = as_number();
+    if (!(d > 0)) fail("expected a positive number, found " + v_->dump());
+    return d;
+  }
+  double as_non_negative() const {
+    double d = as_number();
+    if (d < 0) fail("expected a non-negative number, found " + v_->dump());
+    return d;
+  }
+  // An integer in [lo, hi].
+  std::int64_t as_int(std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
+                      std::int64_t hi = std::numeric_limits<std::int64_t>::max()) const {
+    if (!v_->is_number_integer() && !(v_->is_number_float() && is_integral_float()))
+      fail(std::string("expected an integer, found ") + v_->dump());
+    if (v_->is_number_unsigned() && v_->get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+      fail("expected an integer at most " + std::to_string(hi) + ", found " + v_->dump());
+    double d = v_->get<double>();
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+      fail("expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], found " +
+           v_->dump());
+    return v_->is_number_float() ? static_cast<std::int64_t>(d) : v_->get<std::int64_t>();
+  }
+
+  // Optional fields: the default when absent.
+  std::string get_string(const std::string& key, const std::string& dflt) const {
+    return has(key) ? at(key).as_string() : dflt;
+  }
+  bool get_bool(const std::string& key, bool dflt) const { return has(key) ? at(key).as_bool() : dflt; }
+  double get_number(const std::string& key, double dflt) const {
+    return has(key) ? at(key).as_number() : dflt;
+  }
+  std::int64_t get_int(const std::string& key, std::int64_t dflt, std::int64_t lo, std::int64_t hi) const {
+    return has(key) ? at(key).as_int(lo, hi) : dflt;
+  }
+
+ private:
+  bool is_integral_float() const {
+    double d = v_->get<double>();
+    return std::isfinite(d) && std::floor(d) == d;
+  }
+  const Json* v_;
+  std::string file_;
+  std::string path_;
+};
+
+}  // namespace luwu
