@@ -1,0 +1,60 @@
+#pragma once
+// Collectives over the simulated platform, executed by every member of a group from its own
+// actor (as NCCL runs one kernel per rank).  Rings move data between neighbours step by step:
+//   detailed mode: every ring step of every rank is one flow (put to the next rank's mailbox,
+//                  get from one's own), so stragglers, contention and skew appear as they would;
+//   coarse mode:   each rank sends all of its steps as one flow to its neighbour, and the
+//                  per-step latencies are added once; N flows per collective instead of N(N-1),
+//                  for thousands of GPUs.  Validated against the detailed mode in tests.
+// Sizes are the collective's buffer size in bytes (the whole gathered / reduced tensor).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include "sim/traffic_meter.hpp"
+
+namespace luwu::sim {
+
+enum class CollectiveMode { Detailed, Coarse };
+
+// A group of ranks in ring order.  `name` keeps the mailboxes of different groups and streams
+// apart: one mailbox per (group, rank), used in FIFO order by identical collective sequences.
+struct CommGroup {
+  std::string name;
+  std::vector<simgrid::s4u::Host*> members;
+  int size() const { return static_cast<int>(members.size()); }
+};
+
+struct CollectiveContext {
+  CollectiveMode mode = CollectiveMode::Detailed;
+  TrafficMeter* traffic = nullptr;  // required: counts the bytes and knows route latencies
+};
+
+// Each rank calls these with its index in the group; they return when its part is done.
+void ring_all_gather(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
+void ring_reduce_scatter(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
+void ring_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
+
+// Hierarchical: reduce-scatter inside the server (NVLink/NVSwitch), all-reduce of the shard across
+// servers among ranks with the same local index, all-gather inside the server.
+void hierarchical_all_reduce(const CommGroup& local, int local_index, const CommGroup& cross, int cross_index,
+                             double buffer_bytes, const CollectiveContext& ctx);
+// Hierarchical all-gather of a buffer whose 1/N shards are spread over all ranks: gather across
+// servers first (each server ends with its local rank's slice of every server), then inside.
+void hierarchical_all_gather(const CommGroup& local, int local_index, const CommGroup& cross, int cross_index,
+                             double buffer_bytes, const CollectiveContext& ctx);
+void hierarchical_reduce_scatter(const CommGroup& local, int local_index, const CommGroup& cross,
+                                 int cross_index, double buffer_bytes, const CollectiveContext& ctx);
+
+// Closed forms, alpha-beta, for a ring of n ranks with per-hop latency a and bandwidth b:
+inline double ring_all_reduce_closed_form_s(int n, double bytes, double a, double b) {
+  return 2.0 * (n - 1) * (a + bytes / (n * b));
+}
+inline double ring_all_gather_closed_form_s(int n, double bytes, double a, double b) {
+  return (n - 1) * (a + bytes / (n * b));
+}
+
+}  // namespace luwu::sim

@@ -1,0 +1,85 @@
+#pragma once
+// A stream is what a CUDA stream (or a DMA queue, or a CPU thread) is: one actor that runs the
+// work enqueued on it in order, each item after its dependencies.  Enqueueing returns the item's
+// completion, so schedules compose work across streams the way CUDA code does with events.
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "sim/completion.hpp"
+#include "sim/timeline.hpp"
+
+namespace luwu::sim {
+
+class Stream {
+ public:
+  // The stream's actor runs on `host` (work that executes uses that host's processor).
+  Stream(std::string component, std::string track, std::string category, simgrid::s4u::Host* host,
+         Timeline* timeline)
+      : state_(std::make_shared<State>()) {
+    state_->component = std::move(component);
+    state_->track = std::move(track);
+    state_->category = std::move(category);
+    state_->timeline = timeline;
+    state_->mutex = simgrid::s4u::Mutex::create();
+    state_->cv = simgrid::s4u::ConditionVariable::create();
+    auto state = state_;
+    simgrid::s4u::Actor::create(state_->component + "/" + state_->track, host, [state] { run(*state); })
+        ->daemonize();
+  }
+
+  CompletionPtr enqueue(std::string label, std::function<void()> work, std::vector<CompletionPtr> deps = {}) {
+    auto done = make_completion();
+    std::unique_lock lock(*state_->mutex);
+    state_->queue.push_back(Item{std::move(label), std::move(work), std::move(deps), done});
+    state_->cv->notify_all();
+    return done;
+  }
+
+  double busy_s() const { return state_->busy_s; }
+
+ private:
+  struct Item {
+    std::string label;
+    std::function<void()> work;
+    std::vector<CompletionPtr> deps;
+    CompletionPtr done;
+  };
+  struct State {
+    std::string component, track, category;
+    Timeline* timeline = nullptr;
+    simgrid::s4u::MutexPtr mutex;
+    simgrid::s4u::ConditionVariablePtr cv;
+    std::deque<Item> queue;
+    double busy_s = 0;
+  };
+
+  static void run(State& s) {
+    for (;;) {
+      Item item;
+      {
+        std::unique_lock lock(*s.mutex);
+        s.cv->wait(lock, [&s] { return !s.queue.empty(); });
+        item = std::move(s.queue.front());
+        s.queue.pop_front();
+      }
+      for (auto& d : item.deps) d->wait();
+      double start = simgrid::s4u::Engine::get_clock();
+      item.work();
+      double end = simgrid::s4u::Engine::get_clock();
+      s.busy_s += end - start;
+      if (s.timeline) s.timeline->add(s.component, s.track, item.label, s.category, start, end);
+      item.done->set();
+    }
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace luwu::sim

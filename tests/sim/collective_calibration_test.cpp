@@ -1,0 +1,84 @@
+// The network model choice (sim/engine_config.hpp) must reproduce the alpha-beta closed form of a
+// ring all-reduce: 2(N-1)(a + S/(N B)), on a star where every rank has its own link of bandwidth
+// B and the route between two ranks has latency a.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "sim/collectives.hpp"
+#include "sim/engine_config.hpp"
+#include "sim/isolated_run.hpp"
+
+namespace sg = simgrid::s4u;
+using namespace luwu::sim;
+
+namespace {
+
+// Builds a star of n hosts (per-host split-duplex link: bandwidth b, latency a/2 each way, so a
+// host-to-host route has latency a), runs `collective` on every rank, returns the finish time.
+template <class Collective>
+double simulate_on_star(int n, double bytes, double a, double b, CollectiveMode mode, Collective collective) {
+  auto result = run_isolated([=]() -> std::string {
+    auto engine = make_engine();
+    auto* zone = sg::create_star_zone("star");
+    std::vector<sg::Host*> hosts;
+    for (int i = 0; i < n; ++i) {
+      auto* h = zone->create_host("gpu" + std::to_string(i), 1e12);
+      auto* l = zone->create_split_duplex_link("link" + std::to_string(i), b)->set_latency(a / 2);
+      zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {{l, sg::LinkInRoute::Direction::UP}}, true);
+      hosts.push_back(h);
+    }
+    zone->seal();
+    auto* meter = new TrafficMeter();
+    CommGroup group{"world", hosts};
+    CollectiveContext ctx{mode, meter};
+    for (int i = 0; i < n; ++i)
+      sg::Actor::create("rank" + std::to_string(i), hosts[i], [=] { collective(group, i, bytes, ctx); });
+    engine->run();
+    return std::to_string(sg::Engine::get_clock());
+  });
+  REQUIRE(result.ok);
+  return std::stod(result.output);
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce matches 2(N-1)(a + S/(N B)) within 2% (N 2..64, S 1 MB..1 GB)") {
+  const double a = 2.0e-6;      // a short RDMA hop
+  const double b = 12.1875e9;   // 97.5 Gb/s RoCE goodput, in bytes/s
+  for (int n : {2, 4, 8, 16, 64}) {
+    for (double s : {1e6, 32e6, 1e9}) {
+      CAPTURE(n);
+      CAPTURE(s);
+      double simulated = simulate_on_star(n, s, a, b, CollectiveMode::Detailed, ring_all_reduce);
+      double expected = 2.0 * (n - 1) * (a + s / (n * b));
+      CHECK(std::fabs(simulated / expected - 1) < 0.02);
+    }
+  }
+}
+
+TEST_CASE("ring all-gather and reduce-scatter match (N-1)(a + S/(N B))") {
+  const double a = 5e-6, b = 25e9;
+  for (int n : {3, 8, 32}) {
+    double expected = (n - 1) * (a + 256e6 / (n * b));
+    CHECK(simulate_on_star(n, 256e6, a, b, CollectiveMode::Detailed, ring_all_gather) == doctest::Approx(expected).epsilon(0.02));
+    CHECK(simulate_on_star(n, 256e6, a, b, CollectiveMode::Detailed, ring_reduce_scatter) == doctest::Approx(expected).epsilon(0.02));
+  }
+}
+
+TEST_CASE("coarse mode agrees with detailed mode within 5%") {
+  const double a = 3e-6, b = 12.5e9;
+  for (int n : {4, 16, 64}) {
+    for (double s : {4e6, 512e6}) {
+      double detailed = simulate_on_star(n, s, a, b, CollectiveMode::Detailed, ring_all_reduce);
+      double coarse = simulate_on_star(n, s, a, b, CollectiveMode::Coarse, ring_all_reduce);
+      CAPTURE(n);
+      CAPTURE(s);
+      CHECK(std::fabs(coarse / detailed - 1) < 0.05);
+    }
+  }
+}
