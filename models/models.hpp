@@ -1,0 +1,15 @@
+#pragma once
+// Everything in models/: include this to use the hardware models.
+#include "models/cpu.hpp"
+#include "models/gpu.hpp"
+#include "models/memory.hpp"
+#include "models/nic.hpp"
+#include "models/nvlink.hpp"
+#include "models/optimizer_cost.hpp"
+#include "models/pcie.hpp"
+#include "models/precision.hpp"
+#include "models/profile.hpp"
+#include "models/profile_schema.hpp"
+#include "models/programmable_switch.hpp"
+#include "models/smartnic.hpp"
+#include "models/storage.hpp"

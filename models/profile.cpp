@@ -1,0 +1,219 @@
+// Loading hardware profiles: strict validation, conversion to base units.
+#include "models/profile.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include "models/profile_schema.hpp"
+
+namespace luwu::models {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+std::vector<std::string> kind_names() {
+  std::vector<std::string> names;
+  for (const auto& k : profile_kinds()) names.push_back(k.kind);
+  return names;
+}
+
+std::vector<std::string> field_names(const KindSpec& kind) {
+  std::vector<std::string> names;
+  for (const auto& f : kind.fields) names.push_back(f.name);
+  return names;
+}
+
+bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
+
+// Range check shared by loading and overrides; returns "" when fine, else what is wrong.
+std::string range_problem(const FieldSpec& spec, double value) {
+  if (!std::isfinite(value)) return "expected a finite number";
+  switch (spec.range) {
+    case FieldRange::Positive:
+      if (!(value > 0)) return "must be positive";
+      break;
+    case FieldRange::NonNegative:
+      if (value < 0) return "must be non-negative";
+      break;
+    case FieldRange::UnitInterval:
+      if (!(value > 0 && value <= 1)) return "must be a fraction in (0, 1]";
+      break;
+    case FieldRange::HalfOpenFraction:
+      if (!(value >= 0 && value < 1)) return "must be a fraction in [0, 1)";
+      break;
+    case FieldRange::Flag:
+      if (value != 0 && value != 1) return "must be true or false";
+      break;
+  }
+  if (spec.integer && std::floor(value) != value) return "must be a whole number";
+  return "";
+}
+
+ProfileField read_field(const JsonNode& node, const FieldSpec& spec) {
+  node.expect_object();
+  node.only_keys({"value", "unit", "source", "assumption"});
+  ProfileField field;
+  field.unit = node.at("unit").as_string();
+  field.source = node.at("source").as_string();
+  if (is_blank(field.source)) node.at("source").fail("the source must say where the number comes from");
+  field.assumption = node.get_bool("assumption", false);
+
+  if (spec.range == FieldRange::Flag) {
+    if (field.unit != "boolean")
+      node.at("unit").fail("field \"" + spec.name + "\" is a flag: its unit must be \"boolean\", found \"" +
+                           field.unit + "\"");
+    field.value = field.value_in_unit = node.at("value").as_bool() ? 1.0 : 0.0;
+    return field;
+  }
+
+  units::Dim dim;
+  double to_base = 1;
+  if (!profile_unit(field.unit, dim, to_base)) node.at("unit").fail("unknown unit \"" + field.unit + "\"");
+  if (dim != spec.dim)
+    node.at("unit").fail("unit \"" + field.unit + "\" has dimension " + dim_name(dim) + ", but field \"" +
+                         spec.name + "\" needs " + dim_name(spec.dim));
+  JsonNode value = node.at("value");
+  field.value_in_unit = value.as_number();
+  field.value = field.value_in_unit * to_base;
+  std::string problem = range_problem(spec, field.value);
+  if (!problem.empty()) value.fail("\"" + spec.name + "\" " + problem + ", found " + value.raw().dump());
+  return field;
+}
+
+}  // namespace
+
+double Profile::get(const std::string& field) const {
+  auto it = fields.find(field);
+  if (it == fields.end())
+    throw InputError(file, json_path + ".fields." + field, "profile \"" + name + "\" (kind " + kind + ") has no field \"" + field + "\"");
+  return it->second.value;
+}
+
+double Profile::get_or(const std::string& field, double dflt) const {
+  auto it = fields.find(field);
+  return it == fields.end() ? dflt : it->second.value;
+}
+
+bool Profile::has(const std::string& field) const { return fields.count(field) != 0; }
+
+Profile profile_from_json(const JsonNode& node) {
+  node.expect_object();
+  node.only_keys({"name", "kind", "description", "fields"});
+  Profile profile;
+  profile.file = node.file();
+  profile.json_path = node.path();
+  profile.name = node.at("name").as_string();
+  if (is_blank(profile.name)) node.at("name").fail("the profile name must not be empty");
+  profile.description = node.at("description").as_string();
+  JsonNode kind_node = node.at("kind");
+  profile.kind = kind_node.as_string();
+  const KindSpec* kind = find_kind(profile.kind);
+  if (!kind) {
+    std::string hint = nearest_key(profile.kind, kind_names());
+    kind_node.fail("unknown kind \"" + profile.kind + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
+                   "; known kinds: " + joined(kind_names()));
+  }
+  JsonNode fields = node.at("fields");
+  fields.expect_object();
+  for (const auto& key : fields.keys()) {
+    const FieldSpec* spec = find_field(*kind, key);
+    if (!spec) {
+      std::string hint = nearest_key(key, field_names(*kind));
+      throw InputError(node.file(), fields.path() + "." + key,
+                       "unknown field \"" + key + "\" for kind " + profile.kind +
+                           (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+    }
+    profile.fields[key] = read_field(fields.at(key), *spec);
+  }
+  for (const auto& spec : kind->fields)
+    if (spec.required && !profile.has(spec.name))
+      fields.fail("missing required field \"" + spec.name + "\" for kind " + profile.kind + " (" + spec.meaning + ")");
+  return profile;
+}
+
+Profile load_profile_file(const std::string& path) {
+  Json json = load_json_file(path);
+  return profile_from_json(JsonNode(json, path));
+}
+
+std::string profiles_dir() {
+  if (const char* dir = std::getenv("LUWUSIM_PROFILE_DIR"); dir && *dir) return dir;
+  return std::string(LUWUSIM_SOURCE_DIR) + "/models/profiles";
+}
+
+std::vector<std::string> shipped_profile_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(profiles_dir(), ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Profile find_profile(const std::string& name_or_path) {
+  bool is_path = name_or_path.find('/') != std::string::npos ||
+                 (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
+  if (is_path) return load_profile_file(name_or_path);
+  std::string path = profiles_dir() + "/" + name_or_path + ".json";
+  if (std::filesystem::exists(path)) return load_profile_file(path);
+  auto names = shipped_profile_names();
+  std::string hint = nearest_key(name_or_path, names);
+  throw InputError(name_or_path, "",
+                   "no shipped profile of that name in " + profiles_dir() +
+                       (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; `luwusim profiles list` shows them");
+}
+
+void apply_override(Profile& profile, const std::string& field, double value_in_base_units, const std::string& source) {
+  const KindSpec* kind = find_kind(profile.kind);
+  if (!kind) throw std::invalid_argument("profile \"" + profile.name + "\" has unknown kind \"" + profile.kind + "\"");
+  const FieldSpec* spec = find_field(*kind, field);
+  if (!spec) {
+    std::string hint = nearest_key(field, field_names(*kind));
+    throw std::invalid_argument("profile \"" + profile.name + "\": unknown field \"" + field + "\" for kind " +
+                                profile.kind + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+  }
+  std::string problem = range_problem(*spec, value_in_base_units);
+  if (!problem.empty())
+    throw std::invalid_argument("profile \"" + profile.name + "\": override of \"" + field + "\" " + problem);
+  ProfileField& f = profile.fields[field];
+  f.value = f.value_in_unit = value_in_base_units;
+  f.unit = spec->range == FieldRange::Flag ? "boolean" : dim_name(spec->dim);
+  f.source = source;
+  f.assumption = false;
+}
+
+luwu::Json profile_to_json(const Profile& profile) {
+  const KindSpec* kind = find_kind(profile.kind);
+  Json fields = Json::object();
+  for (const auto& [name, f] : profile.fields) {
+    const FieldSpec* spec = kind ? find_field(*kind, name) : nullptr;
+    bool flag = spec && spec->range == FieldRange::Flag;
+    Json j = Json::object();
+    if (flag)
+      j["value"] = f.value != 0;
+    else
+      j["value"] = f.value;
+    j["unit"] = flag ? std::string("boolean") : spec ? dim_name(spec->dim) : f.unit;
+    j["source"] = f.source;
+    if (f.assumption) j["assumption"] = true;
+    fields[name] = j;
+  }
+  return Json{{"name", profile.name}, {"kind", profile.kind}, {"description", profile.description}, {"fields", fields}};
+}
+
+void require_kind(const Profile& profile, const std::vector<std::string>& kinds) {
+  for (const auto& k : kinds)
+    if (profile.kind == k) return;
+  throw InputError(profile.file, profile.json_path + ".kind",
+                   "profile \"" + profile.name + "\" has kind \"" + profile.kind + "\", expected " + joined(kinds));
+}
+
+}  // namespace luwu::models

@@ -1,0 +1,189 @@
+// The fields each kind of hardware profile may hold.  Names carry no unit: the profile states the
+// unit of each value, and the loader checks it has the dimension listed here.
+#include "models/profile_schema.hpp"
+
+#include <algorithm>
+
+namespace luwu::models {
+
+namespace {
+
+using units::Dim;
+constexpr bool kRequired = true;
+constexpr bool kOptional = false;
+constexpr bool kInteger = true;
+constexpr bool kReal = false;
+
+std::vector<FieldSpec> nic_fields() {
+  return {
+      {"line_rate", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "line rate per port, per direction"},
+      {"mtu", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "transport payload per packet (RDMA path MTU)"},
+      {"header_overhead", Dim::Bytes, FieldRange::NonNegative, kRequired, kReal,
+       "per-packet bytes on the wire besides the payload (headers, CRCs, preamble, inter-frame gap)"},
+      {"latency", Dim::Seconds, FieldRange::NonNegative, kRequired, kReal, "small-message one-way latency"},
+      {"ports", Dim::Count, FieldRange::Positive, kOptional, kInteger, "network ports on the card"},
+  };
+}
+
+std::vector<FieldSpec> fabric_fields() {
+  return {
+      {"per_direction_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal,
+       "bandwidth per GPU into the fabric, per direction"},
+      {"latency", Dim::Seconds, FieldRange::NonNegative, kRequired, kReal, "one-way latency of a small transfer"},
+      {"gpus", Dim::Count, FieldRange::Positive, kOptional, kInteger, "GPUs the fabric connects"},
+      {"links", Dim::Count, FieldRange::Positive, kOptional, kInteger, "NVLink links per GPU"},
+  };
+}
+
+std::vector<KindSpec> build_kinds() {
+  std::vector<KindSpec> kinds;
+  kinds.push_back({"gpu", "a GPU accelerator",
+      {
+          {"peak_fp16_flops", Dim::FlopsPerSecond, FieldRange::Positive, kRequired, kReal, "dense fp16 tensor-core peak"},
+          {"peak_bf16_flops", Dim::FlopsPerSecond, FieldRange::Positive, kOptional, kReal, "dense bf16 tensor-core peak (absent: unsupported)"},
+          {"peak_fp32_flops", Dim::FlopsPerSecond, FieldRange::Positive, kRequired, kReal, "fp32 (non-tensor) peak"},
+          {"hbm_capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "device memory capacity"},
+          {"hbm_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "device memory bandwidth"},
+          {"gemm_efficiency_max", Dim::Fraction, FieldRange::UnitInterval, kRequired, kReal,
+           "fraction of peak reached by very large GEMMs"},
+          {"gemm_half_efficiency_dim", Dim::Count, FieldRange::Positive, kRequired, kReal,
+           "harmonic-mean GEMM dimension at which efficiency is half the maximum"},
+          {"collective_interference", Dim::Fraction, FieldRange::HalfOpenFraction, kRequired, kReal,
+           "share of compute throughput lost while a GPU-executed collective kernel runs"},
+          {"dma_interference", Dim::Fraction, FieldRange::HalfOpenFraction, kRequired, kReal,
+           "share of compute throughput lost while a NIC DMA-writes into GPU memory"},
+          {"tdp", Dim::Watts, FieldRange::Positive, kOptional, kReal, "thermal design power"},
+          {"nvlink_bandwidth_per_direction", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
+           "total NVLink bandwidth per direction"},
+          {"pcie_generation", Dim::Count, FieldRange::Positive, kOptional, kInteger, "host interface PCIe generation"},
+          {"pcie_lanes", Dim::Count, FieldRange::Positive, kOptional, kInteger, "host interface PCIe lanes"},
+      }});
+  kinds.push_back({"host", "a server: CPUs and DRAM (an optimizer node or a worker host)",
+      {
+          {"sockets", Dim::Count, FieldRange::Positive, kOptional, kInteger, "CPU sockets"},
+          {"cores", Dim::Count, FieldRange::Positive, kRequired, kInteger, "CPU cores over all sockets"},
+          {"core_clock", Dim::Hertz, FieldRange::Positive, kOptional, kReal, "base clock"},
+          {"cpu_peak_fp32_flops", Dim::FlopsPerSecond, FieldRange::Positive, kRequired, kReal,
+           "fp32 peak over all cores (vector FMA)"},
+          {"dram_capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "DRAM capacity"},
+          {"dram_theoretical_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal,
+           "DRAM wire bandwidth over all channels and sockets"},
+          {"dram_stream_efficiency", Dim::Fraction, FieldRange::UnitInterval, kRequired, kReal,
+           "achieved streaming share of the DRAM wire bandwidth"},
+          {"dram_latency", Dim::Seconds, FieldRange::NonNegative, kOptional, kReal, "idle DRAM load latency"},
+      }});
+  kinds.push_back({"memory", "a memory tier (DRAM or a CXL memory expander)",
+      {
+          {"capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "capacity"},
+          {"theoretical_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "wire bandwidth"},
+          {"stream_efficiency", Dim::Fraction, FieldRange::UnitInterval, kRequired, kReal,
+           "achieved streaming share of the wire bandwidth"},
+          {"latency", Dim::Seconds, FieldRange::NonNegative, kOptional, kReal, "idle load latency"},
+      }});
+  kinds.push_back({"nic", "an RDMA NIC (RoCEv2 or InfiniBand)", nic_fields()});
+  kinds.push_back({"nvlink", "an NVLink point-to-point fabric", fabric_fields()});
+  kinds.push_back({"nvswitch", "an NVSwitch fabric connecting a node's GPUs all-to-all", fabric_fields()});
+  kinds.push_back({"pcie", "a PCIe link",
+      {
+          {"generation", Dim::Count, FieldRange::Positive, kRequired, kInteger, "PCIe generation"},
+          {"lanes", Dim::Count, FieldRange::Positive, kRequired, kInteger, "lanes"},
+          {"transfer_rate_per_lane", Dim::Hertz, FieldRange::Positive, kRequired, kReal, "raw transfer rate per lane"},
+          {"encoding_payload_bits", Dim::Count, FieldRange::Positive, kRequired, kInteger, "payload bits per line-code block"},
+          {"encoding_symbol_bits", Dim::Count, FieldRange::Positive, kRequired, kInteger, "bits on the wire per line-code block"},
+          {"max_payload", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "maximum TLP payload size"},
+          {"tlp_overhead", Dim::Bytes, FieldRange::NonNegative, kRequired, kReal,
+           "per-TLP framing, sequence number, header and LCRC"},
+          {"dllp_overhead_per_tlp", Dim::Bytes, FieldRange::NonNegative, kRequired, kReal,
+           "ACK and flow-control DLLP bytes amortised per TLP"},
+          {"latency", Dim::Seconds, FieldRange::NonNegative, kRequired, kReal, "one-way latency of a small transfer"},
+      }});
+  {
+    auto fields = nic_fields();
+    std::vector<FieldSpec> extra = {
+        {"packet_rate", Dim::PacketsPerSecond, FieldRange::Positive, kRequired, kReal, "packets processed per second"},
+        {"processing_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal,
+         "bytes per second the on-NIC data path processes"},
+        {"dma_engines", Dim::Count, FieldRange::Positive, kRequired, kInteger, "DMA engines"},
+        {"memory_capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "on-board memory"},
+        {"gpudirect", Dim::Count, FieldRange::Flag, kRequired, kReal, "can DMA directly into GPU memory"},
+        {"arm_cores", Dim::Count, FieldRange::Positive, kOptional, kInteger, "on-board general-purpose cores"},
+    };
+    fields.insert(fields.end(), extra.begin(), extra.end());
+    kinds.push_back({"smartnic", "a SmartNIC / DPU", fields});
+  }
+  kinds.push_back({"ssd", "an NVMe SSD",
+      {
+          {"read_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "sequential read"},
+          {"write_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "sequential write"},
+          {"capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "capacity"},
+          {"latency", Dim::Seconds, FieldRange::NonNegative, kRequired, kReal, "read access latency"},
+      }});
+  kinds.push_back({"switch", "a programmable switch with in-network aggregation",
+      {
+          {"ports", Dim::Count, FieldRange::Positive, kRequired, kInteger, "ports at port_rate"},
+          {"port_rate", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "per port, per direction"},
+          {"aggregation_slots", Dim::Count, FieldRange::Positive, kRequired, kInteger, "aggregator pool size"},
+          {"elements_per_packet", Dim::Count, FieldRange::Positive, kRequired, kInteger, "elements aggregated per packet"},
+          {"element_size", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "bytes per aggregated element"},
+          {"aggregation_packet_rate", Dim::PacketsPerSecond, FieldRange::Positive, kRequired, kReal,
+           "aggregation packets processed per second, switch-wide"},
+          {"pipeline_latency", Dim::Seconds, FieldRange::NonNegative, kRequired, kReal, "port-to-port latency"},
+          {"sram_capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "on-chip SRAM"},
+          {"multicast", Dim::Count, FieldRange::Flag, kRequired, kReal, "replicates packets to many ports"},
+          {"switching_capacity", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal, "aggregate switching capacity"},
+      }});
+  std::sort(kinds.begin(), kinds.end(), [](const KindSpec& a, const KindSpec& b) { return a.kind < b.kind; });
+  return kinds;
+}
+
+}  // namespace
+
+const std::vector<KindSpec>& profile_kinds() {
+  static const std::vector<KindSpec> kinds = build_kinds();
+  return kinds;
+}
+
+const KindSpec* find_kind(const std::string& kind) {
+  for (const auto& k : profile_kinds())
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+const FieldSpec* find_field(const KindSpec& kind, const std::string& field) {
+  for (const auto& f : kind.fields)
+    if (f.name == field) return &f;
+  return nullptr;
+}
+
+bool profile_unit(const std::string& unit, units::Dim& dim, double& to_base) {
+  // Units profiles use that common/units.hpp lacks.
+  static const std::map<std::string, units::Unit> extra = {
+      {"Bpkt/s", {units::Dim::PacketsPerSecond, 1e9}},
+  };
+  if (auto u = units::find_unit(unit)) {
+    dim = u->dim, to_base = u->to_base;
+    return true;
+  }
+  auto it = extra.find(unit);
+  if (it == extra.end()) return false;
+  dim = it->second.dim, to_base = it->second.to_base;
+  return true;
+}
+
+std::string dim_name(units::Dim dim) {
+  switch (dim) {
+    case Dim::Bytes: return "B";
+    case Dim::BytesPerSecond: return "B/s";
+    case Dim::Seconds: return "s";
+    case Dim::FlopsPerSecond: return "FLOP/s";
+    case Dim::Flops: return "FLOP";
+    case Dim::Count: return "count";
+    case Dim::Fraction: return "fraction";
+    case Dim::Watts: return "W";
+    case Dim::Hertz: return "Hz";
+    case Dim::PacketsPerSecond: return "pkt/s";
+  }
+  return "?";
+}
+
+}  // namespace luwu::models
