@@ -1,0 +1,199 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "common/input_error.hpp"
+#include "workloads/model_catalog.hpp"
+#include "workloads/trace.hpp"
+
+using namespace luwu;
+using namespace luwu::workloads;
+
+namespace {
+
+TrainingConfig training(int b, int s, int g, bool recompute, DType dtype = DType::Fp16) {
+  TrainingConfig t;
+  t.micro_batch = b;
+  t.seq_len = s;
+  t.grad_accum = g;
+  t.recompute = recompute;
+  t.dtype = dtype;
+  return t;
+}
+
+const ModelConfig& gpt3_175b() { return *find_catalog_model("gpt3-175b"); }
+
+// Megatron-LM's iteration FLOPs (Narayanan et al. 2021, arXiv 2104.04473, appendix), B sequences
+// of length s: forward per layer 24 B s h^2 + 4 B s^2 h, logits 2 B s h V; training is 3x the
+// forward, and full recomputation adds one more forward of the transformer layers:
+//   without: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)),  with: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
+double megatron_flops(double B, double s, double l, double h, double V, bool recompute) {
+  return recompute ? 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
+                   : 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+}
+
+}  // namespace
+
+TEST_CASE("GPT-3 175B iteration FLOPs match Megatron's closed form within 1%") {
+  for (bool recompute : {false, true}) {
+    CAPTURE(recompute);
+    Trace t = generate_trace(gpt3_175b(), training(16, 2048, 2, recompute));
+    const double B = 16 * 2;
+    CHECK(t.flops_per_iteration() ==
+          doctest::Approx(megatron_flops(B, 2048, 96, 12288, 50257, recompute)).epsilon(0.01));
+    CHECK(t.tokens_per_iteration() == B * 2048);
+  }
+}
+
+TEST_CASE("op order: forward 0..L+1, then recompute and backward L+1..0, per micro-step") {
+  const ModelConfig& m = *find_catalog_model("gpt3-125m");
+  for (bool recompute : {false, true}) {
+    Trace t = generate_trace(m, training(2, 128, 3, recompute));
+    const int n = m.layers + 2;
+    REQUIRE(t.layers.size() == static_cast<std::size_t>(n));
+    CHECK(t.layers.front().kind == LayerKind::Embedding);
+    CHECK(t.layers.back().kind == LayerKind::Head);
+    struct Expected {
+      OpKind kind;
+      int layer, micro_step;
+    };
+    std::vector<Expected> expected_order;  // built independently of the generator's loops
+    for (int step = 0; step < 3; ++step) {
+      for (int i = 0; i < n; ++i) expected_order.push_back({OpKind::Forward, i, step});
+      for (int i = n - 1; i >= 0; --i) {
+        if (recompute && i != 0 && i != n - 1) expected_order.push_back({OpKind::Recompute, i, step});
+        expected_order.push_back({OpKind::Backward, i, step});
+      }
+    }
+    REQUIRE(t.ops.size() == expected_order.size());
+    for (std::size_t k = 0; k < t.ops.size(); ++k) {
+      CAPTURE(k);
+      CHECK(t.ops[k].kind == expected_order[k].kind);
+      CHECK(t.ops[k].layer == expected_order[k].layer);
+      CHECK(t.ops[k].micro_step == expected_order[k].micro_step);
+    }
+  }
+}
+
+TEST_CASE("bytes per op: params at dtype, gradients once per parameter, activations balance") {
+  for (const char* name : {"gpt3-350m", "llama2-7b"}) {  // tied and untied embeddings
+    for (DType dtype : {DType::Fp16, DType::Fp32}) {
+      CAPTURE(name);
+      const ModelConfig& m = *find_catalog_model(name);
+      Trace t = generate_trace(m, training(1, 256, 2, true, dtype));
+      const std::uint64_t e = bytes_per_element(dtype);
+      std::uint64_t grads_step0 = 0, saved = 0, freed = 0;
+      for (const auto& op : t.ops) {
+        const LayerInfo& l = t.layers[op.layer];
+        CHECK(op.param_bytes == l.params_used * e);
+        if (op.kind != OpKind::Backward) CHECK(op.grad_bytes == 0);
+        if (op.kind == OpKind::Backward && op.micro_step == 0) grads_step0 += op.grad_bytes;
+        saved += op.act_saved_bytes;
+        freed += op.act_freed_bytes;
+      }
+      CHECK(grads_step0 == t.total_params() * e);
+      CHECK(saved == freed);
+      // Tied: the head reads the embedding matrix but does not own it.
+      const LayerInfo& head = t.layers.back();
+      if (m.tied_embeddings) CHECK(head.params_used == head.params + static_cast<std::uint64_t>(m.vocab) * m.hidden);
+      else CHECK(head.params_used == head.params);
+    }
+  }
+}
+
+TEST_CASE("activation bytes follow Korthikanti et al. 2022 for GPT-3 175B") {
+  const double s = 2048, b = 4, h = 12288, a = 96, V = 50257, L = 96;
+  Trace t = generate_trace(gpt3_175b(), training(4, 2048, 1, false));
+  const LayerInfo& block = t.layers[1];
+  CHECK(static_cast<double>(block.activation_bytes) == s * b * h * (34 + 5 * a * s / h));
+  CHECK(static_cast<double>(block.checkpoint_bytes) == 2 * s * b * h);
+  // Without recomputation the peak is at the end of the forward pass: everything is held.
+  const double embedding = s * b * h, head = 4 * s * b * h + 4 * s * b * V;
+  CHECK(static_cast<double>(t.peak_activation_bytes()) == embedding + L * s * b * h * (34 + 5 * a * s / h) + head);
+  // With recomputation: all checkpoints, plus the larger of the head's activations (end of the
+  // forward) and one recomputed block's (first recompute, the head already freed).
+  Trace r = generate_trace(gpt3_175b(), training(4, 2048, 1, true));
+  CHECK(static_cast<double>(r.peak_activation_bytes()) ==
+        embedding + L * 2 * s * b * h + std::max(head, s * b * h * (34 + 5 * a * s / h)));
+}
+
+TEST_CASE("generate_trace rejects training configs that do not fit the model") {
+  const ModelConfig& m = gpt3_175b();
+  CHECK_THROWS_AS(generate_trace(m, training(1, 4096, 1, false)), std::invalid_argument);
+  CHECK_THROWS_AS(generate_trace(m, training(0, 2048, 1, false)), std::invalid_argument);
+  CHECK_THROWS_AS(generate_trace(m, training(1, 2048, 0, false)), std::invalid_argument);
+  CHECK_THROWS_AS(generate_trace(m, training(1, 0, 1, false)), std::invalid_argument);
+  CHECK(parse_dtype("bf16") == DType::Bf16);
+  CHECK_THROWS_AS(parse_dtype("fp8"), std::invalid_argument);
+}
+
+TEST_CASE("a trace written and read back is identical") {
+  for (const char* name : {"gpt3-13b", "llama2-70b", "bert-large"}) {
+    CAPTURE(name);
+    Trace t = generate_trace(*find_catalog_model(name), training(2, 512, 2, true, DType::Bf16));
+    const std::string file = std::string("trace-roundtrip-") + name + ".json";
+    save_trace(t, file);
+    Trace back = load_trace(file);
+    std::remove(file.c_str());
+    CHECK(trace_to_json(back) == trace_to_json(t));
+    CHECK(back.model == t.model);
+    CHECK(back.training == t.training);
+    CHECK(back.layers == t.layers);
+    CHECK(back.ops == t.ops);
+  }
+}
+
+TEST_CASE("malformed traces are InputErrors naming the JSON path") {
+  Trace t = generate_trace(*find_catalog_model("gpt3-125m"), training(1, 64, 2, false));
+  const Json good = trace_to_json(t);
+  auto error_of = [](const Json& doc) -> std::string {
+    try {
+      trace_from_json(JsonNode(doc, "bad.json"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return "";
+  };
+  auto expect_error_at = [&](Json doc, const std::string& path) {
+    std::string e = error_of(doc);
+    CAPTURE(e);
+    CHECK(e.find("bad.json") != std::string::npos);
+    CHECK(e.find(path) != std::string::npos);
+  };
+  CHECK(error_of(good).empty());
+  Json d = good;
+  d["version"] = 2;
+  expect_error_at(d, "$.version");
+  d = good;
+  d["ops"][5]["layer"] = 99;
+  expect_error_at(d, "$.ops[5].layer");
+  d = good;
+  d["ops"][3]["micro_step"] = 2;  // grad_accum is 2: steps 0 and 1
+  expect_error_at(d, "$.ops[3].micro_step");
+  d = good;
+  d["ops"][0]["flops"] = -1;
+  expect_error_at(d, "$.ops[0].flops");
+  d = good;
+  d["ops"][0]["grad_bytes"] = 8;  // a forward op
+  expect_error_at(d, "$.ops[0].grad_bytes");
+  d = good;
+  d["layers"][2]["params"] = "many";
+  expect_error_at(d, "$.layers[2].params");
+  d = good;
+  d["layers"][0]["kind"] = "head";
+  expect_error_at(d, "$.layers[0].kind");
+  d = good;
+  d["training"]["seq_len"] = 4096;
+  expect_error_at(d, "$.training.seq_len");
+  d = good;
+  d["model"]["heads"] = 0;
+  expect_error_at(d, "$.model.heads");
+  d = good;
+  d["opps"] = Json::array();
+  expect_error_at(d, "$.opps");
+  d = good;
+  d.erase("layers");
+  expect_error_at(d, "layers");
+}

@@ -1,0 +1,55 @@
+#pragma once
+// Per-layer accounting of a transformer for one micro-batch: parameters, forward and backward
+// FLOPs, and the activation bytes kept for the backward pass.
+//
+// Layers, in execution order: 0 = embedding, 1..L = transformer blocks, L+1 = head (final norm
+// and LM head).  Conventions, stated once:
+// - FLOPs count the matrix multiplies only, 2 FLOPs per multiply-add, as Megatron-LM does
+//   (Narayanan et al. 2021, appendix): per block 2*T*(weight matrix entries) + 4*b*s^2*h for
+//   Q K^T and attention x V (T = b*s tokens, no causal-mask saving); the head 2*T*h*V; the
+//   embedding lookup 0.  Bias adds, norms, softmax and activations are not counted.
+//   Backward = 2 x forward (gradients of inputs and of weights).
+// - Activation bytes follow Korthikanti et al. 2022 ("Reducing activation recomputation in large
+//   transformer models", section 4.1): s*b*h*(34 + 5*a*s/h) bytes per GPT block at 16-bit,
+//   generalized here to kv_heads, ffn_hidden and SwiGLU (three f-wide tensors instead of GELU's
+//   two); 1-byte dropout masks are kept for every model as in that paper.  Elements are
+//   bytes_per_element(dtype) wide.  With full checkpointing a block keeps only its input s*b*h.
+//   The head keeps its two inputs and the fp32 logits for the cross entropy (4*s*b*V) and is not
+//   recomputed; the embedding keeps its dropout mask (s*b*h bytes).
+// - Tied embeddings: the shared matrix is counted once, in the embedding's `params`; the head's
+//   `params_used` includes it because the head's forward and backward need it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/model_config.hpp"
+#include "workloads/training_config.hpp"
+
+namespace luwu::workloads {
+
+enum class LayerKind { Embedding, Transformer, Head };
+std::string to_string(LayerKind);
+
+struct LayerInfo {
+  std::string name;              // "embedding", "block_0" .. "block_{L-1}", "head"
+  LayerKind kind = LayerKind::Transformer;
+  std::uint64_t params = 0;      // owned parameters (weights + biases + norm gains/biases)
+  std::uint64_t params_used = 0; // parameters its compute reads: params, plus the tied matrix for the head
+  double forward_flops = 0;      // per micro-batch
+  double backward_flops = 0;     // per micro-batch
+  std::uint64_t activation_bytes = 0;  // kept for backward without checkpointing, per micro-batch
+  std::uint64_t checkpoint_bytes = 0;  // kept with full checkpointing (== activation_bytes for embedding and head)
+
+  bool operator==(const LayerInfo&) const = default;
+};
+
+// Parameter counts of the pieces, for the whole model's sum and for tests.
+std::uint64_t embedding_params(const ModelConfig& model);    // tokens (+ learned positions)
+std::uint64_t transformer_block_params(const ModelConfig& model);
+std::uint64_t head_params(const ModelConfig& model);         // final norm (+ LM head when untied)
+std::uint64_t lm_head_matrix_params(const ModelConfig& model);  // vocab x hidden
+
+// L + 2 layers in execution order; the training config gives b, s and the element type.
+std::vector<LayerInfo> layer_infos(const ModelConfig& model, const TrainingConfig& training);
+
+}  // namespace luwu::workloads

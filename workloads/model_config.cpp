@@ -1,0 +1,108 @@
+#include "workloads/model_config.hpp"
+
+#include <limits>
+
+#include "workloads/model_catalog.hpp"
+
+namespace luwu::workloads {
+
+std::string to_string(FfnKind k) { return k == FfnKind::Gelu ? "gelu" : "swiglu"; }
+std::string to_string(NormKind k) { return k == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
+std::string to_string(PositionEmbedding p) { return p == PositionEmbedding::Learned ? "learned" : "rotary"; }
+
+namespace {
+
+constexpr std::int64_t kMaxSize = std::numeric_limits<int>::max();
+
+int positive_int(const JsonNode& node) { return static_cast<int>(node.as_int(1, kMaxSize)); }
+
+template <typename Enum>
+Enum parse_choice(const JsonNode& node, const std::vector<std::pair<std::string, Enum>>& choices) {
+  std::string text = node.as_string();
+  std::vector<std::string> names;
+  for (const auto& [name, value] : choices) {
+    if (name == text) return value;
+    names.push_back(name);
+  }
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+  std::string hint = nearest_key(text, names);
+  node.fail("\"" + text + "\" is not one of " + list + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+}
+
+// The published configuration this object repeats field for field, if any.
+bool repeats_catalog_entry(const JsonNode& node, const std::string& name) {
+  const ModelConfig* entry = find_catalog_model(name);
+  return entry != nullptr && model_to_json(*entry) == node.raw();
+}
+
+}  // namespace
+
+ModelConfig model_from_json(const JsonNode& node) {
+  node.only_keys({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn_kind", "vocab", "max_seq",
+                  "tied_embeddings", "norm", "position_embedding", "biases", "source"});
+  ModelConfig m;
+  m.name = node.has("name") ? node.at("name").as_string() : "custom";
+  if (m.name.empty()) node.at("name").fail("the name must not be empty");
+  m.layers = positive_int(node.at("layers"));
+  m.hidden = positive_int(node.at("hidden"));
+  m.heads = positive_int(node.at("heads"));
+  m.kv_heads = node.has("kv_heads") ? positive_int(node.at("kv_heads")) : m.heads;
+  m.ffn_kind = node.has("ffn_kind")
+                   ? parse_choice<FfnKind>(node.at("ffn_kind"), {{"gelu", FfnKind::Gelu}, {"swiglu", FfnKind::SwiGlu}})
+                   : FfnKind::Gelu;
+  if (node.has("ffn_hidden")) {
+    m.ffn_hidden = positive_int(node.at("ffn_hidden"));
+  } else if (m.ffn_kind == FfnKind::Gelu) {
+    if (m.hidden > kMaxSize / 4) node.at("hidden").fail("too large for the default ffn_hidden = 4 * hidden");
+    m.ffn_hidden = 4 * m.hidden;
+  } else {
+    node.at("ffn_hidden");  // required: SwiGLU widths are not a fixed multiple (LLaMA-2 7B: 11008)
+  }
+  m.vocab = positive_int(node.at("vocab"));
+  m.max_seq = positive_int(node.at("max_seq"));
+  m.tied_embeddings = node.get_bool("tied_embeddings", true);
+  m.norm = node.has("norm") ? parse_choice<NormKind>(node.at("norm"),
+                                                     {{"layernorm", NormKind::LayerNorm}, {"rmsnorm", NormKind::RmsNorm}})
+                            : NormKind::LayerNorm;
+  m.position_embedding =
+      node.has("position_embedding")
+          ? parse_choice<PositionEmbedding>(node.at("position_embedding"),
+                                            {{"learned", PositionEmbedding::Learned}, {"rotary", PositionEmbedding::Rotary}})
+          : PositionEmbedding::Learned;
+  m.biases = node.get_bool("biases", true);
+  m.source = node.get_string("source", "");
+
+  if (m.kv_heads > m.heads)
+    node.at("kv_heads").fail("kv_heads (" + std::to_string(m.kv_heads) + ") exceeds heads (" + std::to_string(m.heads) + ")");
+  if (m.heads % m.kv_heads != 0)
+    node.at("kv_heads").fail("heads (" + std::to_string(m.heads) + ") must be divisible by kv_heads (" +
+                             std::to_string(m.kv_heads) + ")");
+  if (m.hidden % m.heads != 0 && !repeats_catalog_entry(node, m.name))
+    node.at("hidden").fail("hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
+                           std::to_string(m.heads) + ")");
+  return m;
+}
+
+Json model_to_json(const ModelConfig& m) {
+  Json j = Json::object();
+  j["name"] = m.name;
+  j["layers"] = m.layers;
+  j["hidden"] = m.hidden;
+  j["heads"] = m.heads;
+  j["kv_heads"] = m.kv_heads;
+  j["ffn_hidden"] = m.ffn_hidden;
+  j["ffn_kind"] = to_string(m.ffn_kind);
+  j["vocab"] = m.vocab;
+  j["max_seq"] = m.max_seq;
+  j["tied_embeddings"] = m.tied_embeddings;
+  j["norm"] = to_string(m.norm);
+  j["position_embedding"] = to_string(m.position_embedding);
+  j["biases"] = m.biases;
+  j["source"] = m.source;
+  return j;
+}
+
+bool operator==(const ModelConfig& a, const ModelConfig& b) { return model_to_json(a) == model_to_json(b); }
+
+}  // namespace luwu::workloads

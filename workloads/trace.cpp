@@ -1,0 +1,95 @@
+#include "workloads/trace.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace luwu::workloads {
+
+std::string to_string(OpKind k) {
+  switch (k) {
+    case OpKind::Forward: return "forward";
+    case OpKind::Recompute: return "recompute";
+    case OpKind::Backward: return "backward";
+  }
+  return "?";
+}
+
+std::uint64_t Trace::total_params() const {
+  std::uint64_t sum = 0;
+  for (const auto& l : layers) sum += l.params;
+  return sum;
+}
+
+double Trace::flops_per_iteration() const {
+  double sum = 0;
+  for (const auto& op : ops) sum += op.flops;
+  return sum;
+}
+
+double Trace::flops_of(OpKind kind) const {
+  double sum = 0;
+  for (const auto& op : ops)
+    if (op.kind == kind) sum += op.flops;
+  return sum;
+}
+
+double Trace::tokens_per_iteration() const {
+  return static_cast<double>(training.micro_batch) * training.seq_len * training.grad_accum;
+}
+
+std::uint64_t Trace::param_bytes() const { return total_params() * bytes_per_element(training.dtype); }
+
+std::uint64_t Trace::peak_activation_bytes() const {
+  // Signed: a hand-written trace may free before it saves; the peak is still the highest level.
+  long double level = 0, peak = 0;
+  for (const auto& op : ops) {
+    level += static_cast<long double>(op.act_saved_bytes);
+    peak = std::max(peak, level);
+    level -= static_cast<long double>(op.act_freed_bytes);
+  }
+  return static_cast<std::uint64_t>(peak);
+}
+
+void validate_training(const ModelConfig& model, const TrainingConfig& t) {
+  if (t.micro_batch < 1) throw std::invalid_argument("micro-batch must be at least 1, got " + std::to_string(t.micro_batch));
+  if (t.grad_accum < 1) throw std::invalid_argument("grad-accum must be at least 1, got " + std::to_string(t.grad_accum));
+  if (t.seq_len < 1) throw std::invalid_argument("sequence length must be at least 1, got " + std::to_string(t.seq_len));
+  if (t.seq_len > model.max_seq)
+    throw std::invalid_argument("sequence length " + std::to_string(t.seq_len) + " exceeds " + model.name +
+                                "'s max_seq " + std::to_string(model.max_seq));
+}
+
+Trace generate_trace(const ModelConfig& model, const TrainingConfig& training) {
+  validate_training(model, training);
+  Trace trace;
+  trace.model = model;
+  trace.training = training;
+  trace.layers = layer_infos(model, training);
+  const std::uint64_t e = bytes_per_element(training.dtype);
+  const int n = static_cast<int>(trace.layers.size());
+
+  auto recomputed = [&](const LayerInfo& l) { return training.recompute && l.kind == LayerKind::Transformer; };
+  auto kept_in_forward = [&](const LayerInfo& l) {
+    return recomputed(l) ? l.checkpoint_bytes : l.activation_bytes;
+  };
+
+  trace.ops.reserve(static_cast<std::size_t>(training.grad_accum) * n * (training.recompute ? 3 : 2));
+  for (int step = 0; step < training.grad_accum; ++step) {
+    for (int i = 0; i < n; ++i) {
+      const LayerInfo& l = trace.layers[i];
+      trace.ops.push_back({OpKind::Forward, i, step, l.forward_flops, l.params_used * e, 0, kept_in_forward(l), 0});
+    }
+    for (int i = n - 1; i >= 0; --i) {
+      const LayerInfo& l = trace.layers[i];
+      std::uint64_t held = kept_in_forward(l);
+      if (recomputed(l)) {
+        trace.ops.push_back({OpKind::Recompute, i, step, l.forward_flops, l.params_used * e, 0, l.activation_bytes, 0});
+        held += l.activation_bytes;
+      }
+      trace.ops.push_back({OpKind::Backward, i, step, l.backward_flops, l.params_used * e, l.params * e, 0, held});
+    }
+  }
+  return trace;
+}
+
+}  // namespace luwu::workloads

@@ -1,0 +1,73 @@
+#pragma once
+// One training iteration of one data-parallel worker as a sequence of per-layer operations, the
+// input of the simulator.  Versioned JSON (kVersion) so stored traces stay readable.
+//
+// Op order: for each micro_step in [0, grad_accum): Forward of layers 0..L+1, then for layers
+// L+1..0: Recompute (transformer blocks, only with recompute) and Backward.
+// Bytes per op (dtype = training.dtype):
+// - param_bytes: the parameters the op's compute reads (LayerInfo::params_used) at dtype.  With
+//   tied embeddings the head's ops carry the shared matrix too: they need it.
+// - grad_bytes: Backward ops only, the gradient the layer hands to reduction, LayerInfo::params at
+//   dtype.  A tied matrix's gradient is accumulated from the head's contribution and handed over
+//   whole with the embedding's Backward, as autograd does for one shared parameter, so each
+//   micro-step's Backward ops sum to exactly total_params() * bytes.
+// - act_saved_bytes / act_freed_bytes: activation memory the op allocates / releases.  Forward
+//   saves activation_bytes (checkpoint_bytes with recompute); Recompute saves activation_bytes;
+//   Backward frees all the layer still holds.  Each micro-step's saves and frees balance.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/json_input.hpp"
+#include "workloads/layer_accounting.hpp"
+#include "workloads/model_config.hpp"
+#include "workloads/training_config.hpp"
+
+namespace luwu::workloads {
+
+enum class OpKind { Forward, Recompute, Backward };
+std::string to_string(OpKind);
+
+struct TraceOp {
+  OpKind kind = OpKind::Forward;
+  int layer = 0;       // index into Trace::layers
+  int micro_step = 0;  // in [0, grad_accum)
+  double flops = 0;
+  std::uint64_t param_bytes = 0;
+  std::uint64_t grad_bytes = 0;
+  std::uint64_t act_saved_bytes = 0;
+  std::uint64_t act_freed_bytes = 0;
+
+  bool operator==(const TraceOp&) const = default;
+};
+
+struct Trace {
+  static constexpr int kVersion = 1;
+  ModelConfig model;
+  TrainingConfig training;
+  std::vector<LayerInfo> layers;
+  std::vector<TraceOp> ops;
+
+  std::uint64_t total_params() const;      // sum of LayerInfo::params (tied weights once)
+  double flops_per_iteration() const;      // sum over ops
+  double flops_of(OpKind kind) const;      // sum over ops of one kind
+  double tokens_per_iteration() const;     // micro_batch * seq_len * grad_accum, this worker
+  std::uint64_t param_bytes() const;       // total_params() at dtype
+  std::uint64_t peak_activation_bytes() const;  // highest running sum of saved - freed over the ops
+};
+
+// Throws std::invalid_argument when the training config does not fit the model
+// (micro_batch, seq_len, grad_accum < 1; seq_len > max_seq).
+void validate_training(const ModelConfig& model, const TrainingConfig& training);
+
+Trace generate_trace(const ModelConfig& model, const TrainingConfig& training);
+
+// {"format": "luwusim-trace", "version": 1, "model": {...}, "training": {...}, "layers": [...], "ops": [...]}
+luwu::Json trace_to_json(const Trace& trace);
+// Strict: format and version checked, unknown keys rejected, every field validated; InputError
+// with the JSON path.
+Trace trace_from_json(const luwu::JsonNode& node);
+Trace load_trace(const std::string& file);
+void save_trace(const Trace& trace, const std::string& file);  // whole or not at all
+
+}  // namespace luwu::workloads

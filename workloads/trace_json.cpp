@@ -1,0 +1,164 @@
+// The trace file format: reading strictly (every field checked, errors name the JSON path) and
+// writing whole or not at all.
+#include <limits>
+
+#include "common/atomic_write.hpp"
+#include "workloads/trace.hpp"
+
+namespace luwu::workloads {
+
+namespace {
+
+constexpr const char* kFormat = "luwusim-trace";
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+
+std::uint64_t as_count(const JsonNode& n) {
+  return static_cast<std::uint64_t>(n.as_int(0, std::numeric_limits<std::int64_t>::max()));
+}
+
+template <typename Enum>
+Enum parse_named(const JsonNode& node, std::initializer_list<Enum> values) {
+  std::string text = node.as_string();
+  std::vector<std::string> names;
+  for (Enum v : values) {
+    if (to_string(v) == text) return v;
+    names.push_back(to_string(v));
+  }
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  std::string hint = nearest_key(text, names);
+  node.fail("\"" + text + "\" is not one of " + list + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+}
+
+Json training_to_json(const TrainingConfig& t) {
+  return Json{{"micro_batch", t.micro_batch},
+              {"seq_len", t.seq_len},
+              {"grad_accum", t.grad_accum},
+              {"recompute", t.recompute},
+              {"dtype", to_string(t.dtype)}};
+}
+
+TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model) {
+  node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "dtype"});
+  TrainingConfig t;
+  t.micro_batch = static_cast<int>(node.at("micro_batch").as_int(1, kMaxInt));
+  t.seq_len = static_cast<int>(node.at("seq_len").as_int(1, kMaxInt));
+  if (t.seq_len > model.max_seq)
+    node.at("seq_len").fail("sequence length " + std::to_string(t.seq_len) + " exceeds the model's max_seq " +
+                            std::to_string(model.max_seq));
+  t.grad_accum = static_cast<int>(node.at("grad_accum").as_int(1, kMaxInt));
+  t.recompute = node.at("recompute").as_bool();
+  t.dtype = parse_named<DType>(node.at("dtype"), {DType::Fp16, DType::Bf16, DType::Fp32});
+  return t;
+}
+
+Json layer_to_json(const LayerInfo& l) {
+  return Json{{"name", l.name},
+              {"kind", to_string(l.kind)},
+              {"params", l.params},
+              {"params_used", l.params_used},
+              {"forward_flops", l.forward_flops},
+              {"backward_flops", l.backward_flops},
+              {"activation_bytes", l.activation_bytes},
+              {"checkpoint_bytes", l.checkpoint_bytes}};
+}
+
+LayerInfo layer_from_json(const JsonNode& node) {
+  node.only_keys({"name", "kind", "params", "params_used", "forward_flops", "backward_flops", "activation_bytes",
+                  "checkpoint_bytes"});
+  LayerInfo l;
+  l.name = node.at("name").as_string();
+  l.kind = parse_named<LayerKind>(node.at("kind"), {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head});
+  l.params = as_count(node.at("params"));
+  l.params_used = as_count(node.at("params_used"));
+  if (l.params_used < l.params) node.at("params_used").fail("params_used must be at least params");
+  l.forward_flops = node.at("forward_flops").as_non_negative();
+  l.backward_flops = node.at("backward_flops").as_non_negative();
+  l.activation_bytes = as_count(node.at("activation_bytes"));
+  l.checkpoint_bytes = as_count(node.at("checkpoint_bytes"));
+  return l;
+}
+
+Json op_to_json(const TraceOp& op) {
+  return Json{{"kind", to_string(op.kind)},
+              {"layer", op.layer},
+              {"micro_step", op.micro_step},
+              {"flops", op.flops},
+              {"param_bytes", op.param_bytes},
+              {"grad_bytes", op.grad_bytes},
+              {"act_saved_bytes", op.act_saved_bytes},
+              {"act_freed_bytes", op.act_freed_bytes}};
+}
+
+TraceOp op_from_json(const JsonNode& node, const Trace& trace) {
+  node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
+                  "act_freed_bytes"});
+  TraceOp op;
+  op.kind = parse_named<OpKind>(node.at("kind"), {OpKind::Forward, OpKind::Recompute, OpKind::Backward});
+  op.layer = static_cast<int>(node.at("layer").as_int(0, static_cast<std::int64_t>(trace.layers.size()) - 1));
+  op.micro_step = static_cast<int>(node.at("micro_step").as_int(0, trace.training.grad_accum - 1));
+  op.flops = node.at("flops").as_non_negative();
+  op.param_bytes = as_count(node.at("param_bytes"));
+  op.grad_bytes = as_count(node.at("grad_bytes"));
+  if (op.kind != OpKind::Backward && op.grad_bytes != 0)
+    node.at("grad_bytes").fail("only backward ops produce gradients; expected 0");
+  op.act_saved_bytes = as_count(node.at("act_saved_bytes"));
+  op.act_freed_bytes = as_count(node.at("act_freed_bytes"));
+  return op;
+}
+
+}  // namespace
+
+Json trace_to_json(const Trace& trace) {
+  Json layers = Json::array();
+  for (const auto& l : trace.layers) layers.push_back(layer_to_json(l));
+  Json ops = Json::array();
+  for (const auto& op : trace.ops) ops.push_back(op_to_json(op));
+  return Json{{"format", kFormat},
+              {"version", Trace::kVersion},
+              {"model", model_to_json(trace.model)},
+              {"training", training_to_json(trace.training)},
+              {"layers", std::move(layers)},
+              {"ops", std::move(ops)}};
+}
+
+Trace trace_from_json(const JsonNode& node) {
+  node.only_keys({"format", "version", "model", "training", "layers", "ops"});
+  if (node.at("format").as_string() != kFormat)
+    node.at("format").fail(std::string("expected \"") + kFormat + "\"");
+  const std::int64_t version = node.at("version").as_int();
+  if (version != Trace::kVersion)
+    node.at("version").fail("unsupported trace version " + std::to_string(version) + " (this luwusim reads version " +
+                            std::to_string(Trace::kVersion) + ")");
+  Trace trace;
+  trace.model = model_from_json(node.at("model"));
+  trace.training = training_from_json(node.at("training"), trace.model);
+
+  const JsonNode layers = node.at("layers");
+  const std::size_t expected_layers = static_cast<std::size_t>(trace.model.layers) + 2;
+  if (layers.size() != expected_layers)
+    layers.fail("expected " + std::to_string(expected_layers) + " layers (embedding, " +
+                std::to_string(trace.model.layers) + " blocks, head), found " + std::to_string(layers.size()));
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    LayerInfo l = layer_from_json(layers.at(i));
+    LayerKind expected = i == 0 ? LayerKind::Embedding : i + 1 == layers.size() ? LayerKind::Head : LayerKind::Transformer;
+    if (l.kind != expected) layers.at(i).at("kind").fail("expected \"" + to_string(expected) + "\" at this position");
+    trace.layers.push_back(std::move(l));
+  }
+
+  const JsonNode ops = node.at("ops");
+  trace.ops.reserve(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) trace.ops.push_back(op_from_json(ops.at(i), trace));
+  return trace;
+}
+
+Trace load_trace(const std::string& file) {
+  Json doc = load_json_file(file);
+  return trace_from_json(JsonNode(doc, file));
+}
+
+void save_trace(const Trace& trace, const std::string& file) {
+  write_file_atomically(file, trace_to_json(trace).dump(1) + "\n");
+}
+
+}  // namespace luwu::workloads

@@ -1,0 +1,40 @@
+#pragma once
+// How one worker trains for one iteration: micro-batch, sequence length, gradient accumulation,
+// activation recomputation and the element type of parameters, gradients and activations.
+#include <stdexcept>
+#include <string>
+
+namespace luwu::workloads {
+
+enum class DType { Fp16, Bf16, Fp32 };
+
+inline int bytes_per_element(DType t) { return t == DType::Fp32 ? 4 : 2; }
+
+inline std::string to_string(DType t) {
+  switch (t) {
+    case DType::Fp16: return "fp16";
+    case DType::Bf16: return "bf16";
+    case DType::Fp32: return "fp32";
+  }
+  return "?";
+}
+
+// "fp16", "bf16" or "fp32"; anything else is std::invalid_argument.
+inline DType parse_dtype(const std::string& text) {
+  if (text == "fp16") return DType::Fp16;
+  if (text == "bf16") return DType::Bf16;
+  if (text == "fp32") return DType::Fp32;
+  throw std::invalid_argument("unknown dtype \"" + text + "\" (expected fp16, bf16 or fp32)");
+}
+
+struct TrainingConfig {
+  int micro_batch = 1;   // sequences per micro-batch on one worker
+  int seq_len = 2048;    // tokens per sequence
+  int grad_accum = 1;    // micro-batches per iteration on one worker
+  bool recompute = false;  // full activation checkpointing: keep only each block's input
+  DType dtype = DType::Fp16;
+
+  bool operator==(const TrainingConfig&) const = default;
+};
+
+}  // namespace luwu::workloads
