@@ -1,0 +1,104 @@
+#include <doctest/doctest.h>
+
+#include "workloads/memory_footprint.hpp"
+#include "workloads/model_catalog.hpp"
+
+using namespace luwu;
+using namespace luwu::workloads;
+
+namespace {
+
+Trace gpt3_175b_trace(bool recompute) {
+  TrainingConfig t;
+  t.micro_batch = 16;
+  t.seq_len = 2048;
+  t.recompute = recompute;
+  return generate_trace(*find_catalog_model("gpt3-175b"), t);
+}
+
+// GPT-3 175B parameters by hand: 96 blocks of 12h^2 + 13h, embeddings (50257 + 2048) h, final LayerNorm 2h.
+constexpr std::uint64_t kH = 12288;
+constexpr std::uint64_t kBlockParams = 12 * kH * kH + 13 * kH;
+constexpr std::uint64_t kParams175b = 96 * kBlockParams + (50257 + 2048) * kH + 2 * kH;
+constexpr double k40GB = 40e9;
+
+}  // namespace
+
+TEST_CASE("DDP of GPT-3 175B does not fit a 40 GB GPU: 16 B/param is 2.8 TB") {
+  Trace t = gpt3_175b_trace(true);
+  REQUIRE(t.total_params() == kParams175b);
+  MemoryFootprint f = memory_footprint(t, SystemKind::Ddp, 8, k40GB);
+  CHECK(!f.fits);
+  CHECK(f.reason.find("does not fit") != std::string::npos);
+  CHECK(f.gpu_params_bytes + f.gpu_grads_bytes + f.gpu_optimizer_bytes == 16 * kParams175b);
+  CHECK(f.gpu_activation_bytes == t.peak_activation_bytes());
+  MemoryOptions defaults;
+  CHECK(f.gpu_total_bytes() == 16 * kParams175b + t.peak_activation_bytes() +
+                                   static_cast<std::uint64_t>(defaults.ddp_bucket_bytes) +
+                                   static_cast<std::uint64_t>(defaults.runtime_reserved_bytes));
+  CHECK(f.host_bytes_per_worker == 0);
+  CHECK(f.optimizer_node_bytes == 0);
+  // SwitchML needs the same replica.
+  CHECK(!memory_footprint(t, SystemKind::SwitchMl, 8, k40GB).fits);
+}
+
+TEST_CASE("ZeRO-3 model state per GPU is 16 x params / N") {
+  Trace t = gpt3_175b_trace(true);
+  REQUIRE(kParams175b % 8 == 0);
+  MemoryFootprint f8 = memory_footprint(t, SystemKind::Zero3, 8, k40GB);
+  CHECK(f8.gpu_params_bytes + f8.gpu_grads_bytes + f8.gpu_optimizer_bytes == 16 * kParams175b / 8);
+  CHECK(f8.gpu_params_bytes == 2 * kParams175b / 8);
+  // N that does not divide P: each shard is padded to ceil(P/N), as DeepSpeed pads its partitions.
+  REQUIRE(kParams175b % 7 != 0);
+  MemoryFootprint f7 = memory_footprint(t, SystemKind::Zero3, 7, k40GB);
+  CHECK(f7.gpu_params_bytes + f7.gpu_grads_bytes + f7.gpu_optimizer_bytes == 16 * (kParams175b / 7 + 1));
+  // The working set: two gathered blocks (current + one prefetched), params and grads, 2 B each.
+  CHECK(f8.gpu_buffer_bytes == 2 * 2 * 2 * kBlockParams);
+}
+
+TEST_CASE("ZeRO-Offload, ZeRO-Infinity and LuWu put model state where systems.md says") {
+  Trace t = gpt3_175b_trace(true);
+  const std::uint64_t shard = kParams175b / 8;
+  MemoryFootprint off = memory_footprint(t, SystemKind::ZeroOffload, 8, k40GB);
+  CHECK(off.gpu_params_bytes == 2 * kParams175b);  // fp16 params replicated
+  CHECK(off.gpu_grads_bytes == 2 * shard);
+  CHECK(off.gpu_optimizer_bytes == 0);
+  CHECK(off.host_bytes_per_worker == 12 * shard + 2 * shard);
+  CHECK(!off.fits);  // 349 GB of fp16 params alone
+
+  MemoryFootprint inf = memory_footprint(t, SystemKind::ZeroInfinity, 8, k40GB);
+  CHECK(inf.gpu_params_bytes + inf.gpu_grads_bytes + inf.gpu_optimizer_bytes == 0);
+  CHECK(inf.host_bytes_per_worker == 16 * shard);
+
+  MemoryFootprint luwu = memory_footprint(t, SystemKind::Luwu, 8, k40GB);
+  CHECK(luwu.gpu_params_bytes + luwu.gpu_grads_bytes + luwu.gpu_optimizer_bytes == 0);
+  CHECK(luwu.host_bytes_per_worker == 0);
+  CHECK(luwu.optimizer_node_bytes == 12 * kParams175b + 2 * kParams175b);
+  CHECK(luwu.gpu_buffer_bytes == 2 * 2 * 2 * kBlockParams);
+  MemoryOptions no_prefetch;
+  no_prefetch.prefetch_layers = 0;
+  CHECK(memory_footprint(t, SystemKind::Luwu, 8, k40GB, no_prefetch).gpu_buffer_bytes == 2 * 2 * kBlockParams);
+}
+
+TEST_CASE("a small model fits every system; the verdict follows the GPU size") {
+  TrainingConfig tc;
+  tc.seq_len = 512;
+  Trace t = generate_trace(*find_catalog_model("gpt3-125m"), tc);
+  for (SystemKind s : all_systems()) {
+    CAPTURE(to_string(s));
+    MemoryFootprint f = memory_footprint(t, s, 4, k40GB);
+    CHECK(f.fits);
+    CHECK(f.reason.find("fits") == 0);
+    CHECK(!memory_footprint(t, s, 4, static_cast<double>(f.gpu_total_bytes()) - 1).fits);
+    CHECK(memory_footprint(t, s, 4, static_cast<double>(f.gpu_total_bytes())).fits);
+  }
+}
+
+TEST_CASE("system names and bad arguments") {
+  for (SystemKind s : all_systems()) CHECK(parse_system(to_string(s)) == s);
+  CHECK(all_systems().size() == 6);
+  CHECK_THROWS_AS(parse_system("zero-3"), std::invalid_argument);
+  Trace t = gpt3_175b_trace(false);
+  CHECK_THROWS_AS(memory_footprint(t, SystemKind::Ddp, 0, k40GB), std::invalid_argument);
+  CHECK_THROWS_AS(memory_footprint(t, SystemKind::Ddp, 8, 0), std::invalid_argument);
+}
