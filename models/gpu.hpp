@@ -11,7 +11,9 @@
 // GEMM under-fills the SMs and is memory-bound).  The saturating factor d / (d + d_half) reaches
 // one half at d = d_half and tends to 1 for large shapes, where the efficiency tends to
 // gemm_efficiency_max, which the shipped profiles anchor to published large-run efficiencies
-// (Megatron-LM: 52% of A100 peak, 48% of V100 peak).
+// (Megatron-LM: 52% of A100 peak, 48% of V100 peak).  The shipped d_half = 3 * peak / hbm_bandwidth
+// follows from a non-overlapped roofline t = F/P + B/W with minimal traffic: for fp16 GEMMs
+// F = 2mnk, B = 2(mk + kn + mn), so F/B = d/3 and efficiency = 1 / (1 + (P/W) / (d/3)) = d / (d + 3P/W).
 #include "models/precision.hpp"
 #include "models/profile.hpp"
 
