@@ -1,0 +1,111 @@
+// GPU efficiency and timing, optimizer step costs: closed forms and published anchors.
+#include <doctest/doctest.h>
+
+#include "models/models.hpp"
+
+using namespace luwu::models;
+
+namespace {
+GpuSpec simple_gpu() {
+  GpuSpec g;
+  g.name = "test";
+  g.peak_fp16_flops = 300e12;
+  g.peak_bf16_flops = 0;  // unsupported
+  g.peak_fp32_flops = 20e12;
+  g.hbm_bytes = 40e9;
+  g.hbm_Bps = 1.5e12;
+  g.gemm_efficiency_max = 0.5;
+  g.gemm_half_efficiency_dim = 600;
+  return g;
+}
+}  // namespace
+
+TEST_CASE("GEMM efficiency: half the max at the half-efficiency dim, saturating with size") {
+  GpuSpec g = simple_gpu();
+  // Cube m = n = k = d: harmonic mean is d.
+  CHECK(g.gemm_efficiency(600, 600, 600) == doctest::Approx(0.25));
+  // m = n = k = 12288: 0.5 * 12288 / 12888 = 0.47672.
+  CHECK(g.gemm_efficiency(12288, 12288, 12288) == doctest::Approx(0.5 * 12288 / 12888));
+  // Harmonic mean of (100, 10000, 10000) = 3 / (0.01 + 0.0001 + 0.0001) = 294.12: the skinny dim rules.
+  const double d = 3.0 / (1.0 / 100 + 2.0 / 10000);
+  CHECK(g.gemm_efficiency(100, 10000, 10000) == doctest::Approx(0.5 * d / (d + 600)));
+  CHECK(g.gemm_efficiency(100, 10000, 10000) < g.gemm_efficiency(1000, 1000, 1000));
+  CHECK_THROWS_AS(g.gemm_efficiency(0, 1, 1), std::invalid_argument);
+}
+
+TEST_CASE("compute and roofline times") {
+  GpuSpec g = simple_gpu();
+  // 2 * 600^3 FLOPs at 300e12 * 0.25 = 75e12 FLOP/s.
+  const double flops = 2.0 * 600 * 600 * 600;
+  CHECK(g.compute_time_s(flops, 600, 600, 600, Precision::Fp16) == doctest::Approx(flops / 75e12));
+  // Roofline: 1e12 FLOPs fp16 -> 3.33 ms compute; 3e9 B -> 2 ms memory -> compute-bound.
+  CHECK(g.roofline_time_s(1e12, 3e9, Precision::Fp16) == doctest::Approx(1e12 / 300e12));
+  // 1e12 FLOPs fp32 -> 50 ms; 3e9 B -> 2 ms.  An elementwise op: 1e9 FLOPs, 12e9 B -> 8 ms memory-bound.
+  CHECK(g.roofline_time_s(1e12, 3e9, Precision::Fp32) == doctest::Approx(0.05));
+  CHECK(g.roofline_time_s(1e9, 12e9, Precision::Fp16) == doctest::Approx(12e9 / 1.5e12));
+  CHECK_THROWS_AS(g.peak_flops(Precision::Bf16), std::invalid_argument);
+  // Interference stretches a duration by 1 / (1 - share).
+  CHECK(GpuSpec::slowed_time_s(1.0, 0.2) == doctest::Approx(1.25));
+}
+
+TEST_CASE("A100 profile: large GEMMs approach the Megatron anchor of 52% of peak") {
+  GpuSpec a100 = gpu_from_profile(find_profile("a100-40gb-sxm"));
+  CHECK(a100.peak_flops(Precision::Fp16) == doctest::Approx(312e12));
+  CHECK(a100.peak_flops(Precision::Bf16) == doctest::Approx(312e12));
+  CHECK(a100.gemm_efficiency_max == doctest::Approx(0.52));
+  // Half-efficiency dim derived in the profile as 3 x 312e12 / 1.555e12 = 601.9 -> 602.
+  CHECK(a100.gemm_half_efficiency_dim == doctest::Approx(3 * 312e12 / 1.555e12).epsilon(0.001));
+  // GPT-3 175B layer GEMM, m = 16 x 2048 tokens, n = k = 12288: within 5% of the max.
+  CHECK(a100.gemm_efficiency(16 * 2048, 12288, 12288) > 0.95 * 0.52);
+  CHECK(a100.gemm_efficiency(12288, 12288, 12288) > 0.95 * 0.52);
+  CHECK(a100.gemm_efficiency(12288, 12288, 12288) < 0.52);
+  // A small GEMM is far from it.
+  CHECK(a100.gemm_efficiency(256, 256, 256) < 0.5 * 0.52);
+  // DMA by a SmartNIC must interfere less than a collective kernel.
+  CHECK(a100.dma_interference < a100.collective_interference);
+}
+
+TEST_CASE("V100 profile anchored at 48% and without bf16") {
+  GpuSpec v100 = gpu_from_profile(find_profile("v100-32gb-sxm"));
+  CHECK(v100.gemm_efficiency_max == doctest::Approx(0.48));
+  CHECK(v100.peak_flops(Precision::Fp16) == doctest::Approx(125e12));
+  CHECK_THROWS_AS(v100.peak_flops(Precision::Bf16), std::invalid_argument);
+}
+
+TEST_CASE("mixed-precision Adam moves 14 B in and 14 B out per parameter") {
+  // Reads: fp16 grad 2 + fp32 master 4 + m 4 + v 4 = 14 B.
+  // Writes: fp32 master 4 + m 4 + v 4 + fp16 param copy 2 = 14 B.
+  OptimizerCost adam = adam_mixed_precision_cost();
+  CHECK(adam.bytes_read_per_param == 2 + 4 + 4 + 4);
+  CHECK(adam.bytes_written_per_param == 4 + 4 + 4 + 2);
+  // Pure fp32 (DeepSpeed CPU Adam measurement in hardware.md): read p, g, m, v (16), write p, m, v (12) = 28 B.
+  OptimizerCost fp32 = adam_mixed_precision_cost({4, 4, 0});
+  CHECK(fp32.bytes_read_per_param + fp32.bytes_written_per_param == 28);
+  // AdamW costs more FLOPs, not more bytes.
+  OptimizerCost adamw = adam_mixed_precision_cost({}, true);
+  CHECK(adamw.flops_per_param > adam.flops_per_param);
+  CHECK(adamw.bytes_read_per_param == adam.bytes_read_per_param);
+}
+
+TEST_CASE("SGD with momentum moves 10 B in and 10 B out per parameter") {
+  // Reads: fp16 grad 2 + fp32 master 4 + momentum 4; writes: master 4 + momentum 4 + fp16 param 2.
+  OptimizerCost sgd = sgd_momentum_cost();
+  CHECK(sgd.bytes_read_per_param == 10);
+  CHECK(sgd.bytes_written_per_param == 10);
+  CHECK(sgd.flops_per_param < adam_mixed_precision_cost().flops_per_param);
+}
+
+TEST_CASE("an optimizer update is bounded by the slower of memory streaming and compute") {
+  OptimizerCost adam = adam_mixed_precision_cost();
+  // 1e9 params in DRAM at 100 GB/s both ways: 1e9 * 28 / 100e9 = 0.28 s; compute at 1 TFLOP/s:
+  // 1e9 * flops_per_param / 1e12 s, well below -> memory-bound.
+  CHECK(optimizer_update_time_s(1e9, adam, 100e9, 100e9, 1e12) == doctest::Approx(0.28));
+  // State on 4 striped PM1733 (read 28 GB/s, write 15.2 GB/s): 1e9 * (14/28e9 + 14/15.2e9) = 1.42105 s.
+  CHECK(optimizer_update_time_s(1e9, adam, 28e9, 15.2e9, 1e12) == doctest::Approx(14.0 / 28 + 14.0 / 15.2));
+  // A slow processor makes it compute-bound: 1e9 * F / 1e9 FLOP/s = F s.
+  CHECK(optimizer_update_time_s(1e9, adam, 1e12, 1e12, 1e9) == doctest::Approx(adam.flops_per_param));
+  // The hardware.md measurement: fp32 CPU Adam at 45 GB/s streams 28 B/param -> 1.6e9 params/s.
+  OptimizerCost fp32 = adam_mixed_precision_cost({4, 4, 0});
+  CHECK(1.0 / optimizer_update_time_s(1, fp32, 45e9, 45e9, 1e15) == doctest::Approx(45e9 / 28));
+  CHECK_THROWS_AS(optimizer_update_time_s(1, adam, 0, 1, 1), std::invalid_argument);
+}
