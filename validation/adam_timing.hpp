@@ -1,0 +1,26 @@
+#pragma once
+// Timed runs of the real optimizer step, for calibration, validation and the benchmark: the
+// median over `steps` steps after one warm-up step.  Step numbers advance as in training.
+#include <cstddef>
+#include <string>
+
+#include "validation/adam_step.hpp"
+#include "validation/thread_pool.hpp"
+
+namespace luwu::validation {
+
+// Seconds per step of the in-memory kernel over `params` parameters (AdamW, PyTorch's defaults).
+double time_adam_in_memory_s(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps);
+
+struct OutOfCoreRun {
+  double seconds_per_step = 0;
+  double file_bytes = 0;
+  double staging_bytes = 0;
+  bool direct_io = false;
+};
+
+// The out-of-core optimizer with its state file in `dir` and a `dram_buffer_bytes` staging buffer.
+OutOfCoreRun time_adam_out_of_core(ThreadPool& pool, KernelIsa isa, HalfFormat format, const std::string& dir,
+                                   std::size_t params, std::size_t dram_buffer_bytes, int steps);
+
+}  // namespace luwu::validation
