@@ -1,0 +1,164 @@
+#include "topologies/builders.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "topologies/builder_parts.hpp"
+
+namespace luwu::topologies {
+
+using namespace parts;
+
+namespace {
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+}  // namespace
+
+Topology build_luwu_star(const LuwuStarParams& p) {
+  require(p.workers >= 1, "luwu-star needs at least one worker");
+  require(p.optimizer_nics >= 1, "the optimizer node needs at least one NIC");
+  require(p.optimizer_ssds >= 0 && p.nvme_per_worker >= 0, "SSD counts must be >= 0");
+  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps);
+  const std::string opt_nic_profile = p.optimizer_nic_profile.empty() ? p.nic_profile : p.optimizer_nic_profile;
+  Network opt_net = make_network(opt_nic_profile, p.switch_profile, p.network_Bps);
+  require(p.workers + p.optimizer_nics <= net.sw.ports,
+          fmt::format("{} workers + {} optimizer-node NICs need more than the {} ports of switch {}", p.workers,
+                      p.optimizer_nics, net.sw.ports, p.switch_profile));
+
+  Topology t;
+  t.builder = "luwu-star";
+  t.builder_args = {{"workers", p.workers},           {"gpu", p.gpu_profile},
+                    {"pcie", p.pcie_profile},         {"nic", p.nic_profile},
+                    {"switch", p.switch_profile},     {"host", p.host_profile},
+                    {"ssd", p.ssd_profile},           {"optimizer_nic", opt_nic_profile},
+                    {"network_Bps", p.network_Bps},   {"optimizer_nics", p.optimizer_nics},
+                    {"optimizer_ssds", p.optimizer_ssds}, {"nvme_per_worker", p.nvme_per_worker}};
+
+  std::vector<Vertex> nics;
+  for (int w = 0; w < p.workers; ++w) {
+    const std::string id = std::to_string(w);
+    Vertex gpu = add_gpu(t, "gpu" + id, p.gpu_profile, w);
+    Vertex pcie = add_plain(t, "pcie" + id + "-0", VertexKind::PcieSwitch, p.pcie_profile, w);
+    Vertex nic = add_nic(t, "nic" + id, net, p.nic_profile, w);
+    Vertex cpu = add_cpu(t, "cpu" + id, VertexKind::Cpu, p.host_profile, w);
+    add_pcie(t, gpu, pcie, p.pcie_profile);
+    add_pcie(t, nic, pcie, p.pcie_profile);
+    add_pcie(t, pcie, cpu, p.pcie_profile);
+    add_dram(t, "dram" + id, cpu, p.host_profile, w);
+    for (int j = 0; j < p.nvme_per_worker; ++j) add_ssd(t, "nvme" + id + "-" + std::to_string(j), cpu, p.ssd_profile, w);
+    nics.push_back(nic);
+  }
+  Vertex sw = add_switch(t, "switch", net);
+  for (Vertex nic : nics) add_nic_uplink(t, nic, sw, net);
+
+  Vertex opt = add_cpu(t, "optnode", VertexKind::OptimizerNode, p.host_profile, -1);
+  add_dram(t, "optnode-dram", opt, p.host_profile, -1);
+  for (int k = 0; k < p.optimizer_nics; ++k) {
+    Vertex nic = add_nic(t, "optnode-nic" + std::to_string(k), opt_net, opt_nic_profile, -1);
+    add_pcie(t, opt, nic, p.pcie_profile);
+    add_nic_uplink(t, nic, sw, opt_net);
+  }
+  for (int j = 0; j < p.optimizer_ssds; ++j) add_ssd(t, "optnode-ssd" + std::to_string(j), opt, p.ssd_profile, -1);
+  return t;
+}
+
+namespace {
+ServerShape shape_of(int gpus, int per_nic, int per_pcie, int nvme, const std::string& gpu, const std::string& nvlink,
+                     const std::string& pcie, const std::string& host, const std::string& ssd) {
+  ServerShape s{gpus, per_nic, per_pcie, nvme, gpu, nvlink, pcie, host, ssd};
+  check_server_shape(s);
+  return s;
+}
+}  // namespace
+
+Topology build_dgx(const DgxParams& p) {
+  require(p.servers >= 1, "dgx needs at least one server");
+  ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
+                               p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile);
+  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps);
+  int nic_count = p.servers * (p.gpus_per_server / p.gpus_per_nic);
+  require(nic_count <= net.sw.ports, fmt::format("{} NICs need more than the {} ports of switch {}: use the fat-tree builder",
+                                                 nic_count, net.sw.ports, p.switch_profile));
+  Topology t;
+  t.builder = "dgx";
+  t.builder_args = {{"servers", p.servers},         {"gpus_per_server", p.gpus_per_server},
+                    {"gpus_per_nic", p.gpus_per_nic}, {"gpus_per_pcie_switch", p.gpus_per_pcie_switch},
+                    {"nvme_per_server", p.nvme_per_server}, {"gpu", p.gpu_profile},
+                    {"nvlink", p.nvlink_profile},   {"pcie", p.pcie_profile},
+                    {"nic", p.nic_profile},         {"switch", p.switch_profile},
+                    {"host", p.host_profile},       {"ssd", p.ssd_profile},
+                    {"network_Bps", p.network_Bps}};
+  std::vector<Vertex> nics;
+  for (int s = 0; s < p.servers; ++s)
+    for (Vertex n : add_dgx_server(t, s, shape, net)) nics.push_back(n);
+  Vertex sw = add_switch(t, "switch", net);
+  for (Vertex n : nics) add_nic_uplink(t, n, sw, net);
+  return t;
+}
+
+Topology build_fat_tree(const FatTreeParams& p) {
+  require(p.servers >= 1, "fat-tree needs at least one server");
+  require(p.tiers == 2 || p.tiers == 3, "fat-tree tiers must be 2 or 3");
+  require(p.oversubscription >= 1, "oversubscription (down:up) must be >= 1");
+  ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
+                               p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile);
+  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps);
+  const int ports = net.sw.ports;
+  const int down = p.leaf_down_ports > 0 ? p.leaf_down_ports : ports / 2;
+  const int up = std::max(1, static_cast<int>(std::lround(down / p.oversubscription)));
+  require(down + up <= ports, fmt::format("a leaf with {} down and {} up links needs more than the {} ports of {}", down,
+                                          up, ports, p.switch_profile));
+  const int nic_count = p.servers * (p.gpus_per_server / p.gpus_per_nic);
+  const int leaves = (nic_count + down - 1) / down;
+
+  Topology t;
+  t.builder = "fat-tree";
+  t.builder_args = {{"servers", p.servers},         {"gpus_per_server", p.gpus_per_server},
+                    {"gpus_per_nic", p.gpus_per_nic}, {"gpus_per_pcie_switch", p.gpus_per_pcie_switch},
+                    {"nvme_per_server", p.nvme_per_server}, {"tiers", p.tiers},
+                    {"leaf_down_ports", down},      {"leaf_up_ports", up},
+                    {"oversubscription", p.oversubscription}, {"gpu", p.gpu_profile},
+                    {"nvlink", p.nvlink_profile},   {"pcie", p.pcie_profile},
+                    {"nic", p.nic_profile},         {"switch", p.switch_profile},
+                    {"host", p.host_profile},       {"ssd", p.ssd_profile},
+                    {"network_Bps", p.network_Bps}};
+
+  std::vector<Vertex> nics;
+  for (int s = 0; s < p.servers; ++s)
+    for (Vertex n : add_dgx_server(t, s, shape, net)) nics.push_back(n);
+  std::vector<Vertex> leaf;
+  for (int l = 0; l < leaves; ++l) leaf.push_back(add_switch(t, "leaf" + std::to_string(l), net));
+  for (std::size_t n = 0; n < nics.size(); ++n) add_nic_uplink(t, nics[n], leaf[n / down], net);
+
+  if (p.tiers == 2) {
+    require(leaves <= ports, fmt::format("{} leaves need more than the {} ports of a spine: use tiers = 3", leaves, ports));
+    std::vector<Vertex> spine;
+    for (int j = 0; j < up; ++j) spine.push_back(add_switch(t, "spine" + std::to_string(j), net));
+    for (Vertex l : leaf)
+      for (Vertex s : spine) add_trunk(t, l, s, net);
+    return t;
+  }
+
+  const int leaves_per_pod = ports / 2;
+  const int core_up = ports / 2;
+  require(up <= ports / 2, fmt::format("{} leaf uplinks exceed the {} down ports of an aggregation switch", up, ports / 2));
+  const int pods = (leaves + leaves_per_pod - 1) / leaves_per_pod;
+  require(pods <= ports, fmt::format("{} pods need more than the {} ports of a core switch", pods, ports));
+  std::vector<Vertex> agg;
+  for (int a = 0; a < pods * up; ++a) agg.push_back(add_switch(t, "agg" + std::to_string(a), net));
+  std::vector<Vertex> core;
+  for (int c = 0; c < up * core_up; ++c) core.push_back(add_switch(t, "core" + std::to_string(c), net));
+  for (int l = 0; l < leaves; ++l) {
+    int pod = l / leaves_per_pod;
+    for (int j = 0; j < up; ++j) add_trunk(t, leaf[l], agg[pod * up + j], net);
+  }
+  for (int pod = 0; pod < pods; ++pod)
+    for (int j = 0; j < up; ++j)
+      for (int c = 0; c < core_up; ++c) add_trunk(t, agg[pod * up + j], core[j * core_up + c], net);
+  return t;
+}
+
+}  // namespace luwu::topologies

@@ -1,0 +1,84 @@
+#pragma once
+// Parameterised topology builders.  Numbers come from hardware profiles (builder_parts.hpp says
+// how each link's bandwidth and latency are derived); names follow topology.hpp.  Bad parameters
+// throw std::invalid_argument; an unknown profile name throws luwu::InputError.
+#include <string>
+
+#include "topologies/topology.hpp"
+
+namespace luwu::topologies {
+
+// LuWu's testbed shape: N single-GPU workers, each  gpu<w> - pcie<w>-0 - nic<w> (SmartNIC) -
+// ethernet - "switch" (programmable), with the host cpu<w> (root complex) above the PCIe switch,
+// its DRAM dram<w> and NVMe SSDs nvme<w>-<j> (ZeRO-Infinity/Offload use them); plus the
+// in-network optimizer node "optnode" (CPU) with optnode-dram, SSDs optnode-ssd<j> and NICs
+// optnode-nic<k> on the switch.
+//   vertices = W (5 + nvme_per_worker) + 1 (switch) + 2 (optnode, its DRAM) + K nics + S ssds
+//   links    = W (5 + nvme_per_worker) + 1 (optnode DRAM) + 2 K + S
+struct LuwuStarParams {
+  int workers = 8;
+  std::string gpu_profile = "a100-40gb-sxm";
+  std::string pcie_profile = "pcie-gen4-x16";
+  std::string nic_profile = "bluefield2-100g";        // the workers' SmartNICs
+  std::string switch_profile = "tofino";
+  std::string host_profile = "dual-socket-server-2021";  // worker hosts and the optimizer node
+  std::string ssd_profile = "samsung-pm1733";
+  std::string optimizer_nic_profile;                   // "" = nic_profile
+  double network_Bps = 0;                              // NIC line rate override; 0 = profile's
+  int optimizer_nics = 1;
+  int optimizer_ssds = 4;
+  int nvme_per_worker = 1;
+};
+Topology build_luwu_star(const LuwuStarParams& params);
+
+// Multi-GPU servers (DGX-like): per server s, GPUs on an NVSwitch nvswitch<s>, PCIe switches
+// pcie<s>-<j> (gpus_per_pcie_switch GPUs each) under cpu<s>, NICs nic<s>-<j> (one per
+// gpus_per_nic GPUs) on the PCIe switch of their first GPU, DRAM dram<s>, NVMe nvme<s>-<j>.
+// All NICs on one network "switch".
+struct DgxParams {
+  int servers = 2;
+  int gpus_per_server = 8;
+  int gpus_per_nic = 1;            // 1: a NIC per GPU, 2: per pair, ...
+  int gpus_per_pcie_switch = 2;
+  int nvme_per_server = 2;
+  std::string gpu_profile = "a100-40gb-sxm";
+  std::string nvlink_profile = "nvlink3-a100";
+  std::string pcie_profile = "pcie-gen4-x16";
+  std::string nic_profile = "rdma-nic-200g";
+  std::string switch_profile = "tofino2";
+  std::string host_profile = "dual-socket-server-2021";
+  std::string ssd_profile = "samsung-pm1733";
+  double network_Bps = 0;
+};
+Topology build_dgx(const DgxParams& params);
+
+// DGX-like servers (as build_dgx) on a fat-tree.  NIC n (numbered server by server) is cabled to
+// leaf<n / leaf_down_ports>.  Each leaf has up = round(leaf_down_ports / oversubscription)
+// uplinks.
+//   tiers = 2 (leaf-spine): `up` spines spine<j>; every leaf has one link to every spine.
+//   tiers = 3: leaves are grouped in pods of (switch ports / 2) leaves; each pod has `up`
+//     aggregation switches agg<p*up + j> (one link from every leaf of the pod); aggregation
+//     switch j of every pod has (ports / 2) uplinks, one to each core of plane j:
+//     core<j*(ports/2) + c>.  Above the leaves the tree is not oversubscribed.
+// ECMP: minimum-hop routes between leaves of a 2-tier tree = number of spines.
+struct FatTreeParams {
+  int servers = 4;
+  int gpus_per_server = 8;
+  int gpus_per_nic = 1;
+  int gpus_per_pcie_switch = 2;
+  int nvme_per_server = 0;
+  int tiers = 2;
+  int leaf_down_ports = 0;        // NICs per leaf; 0 = half the switch ports
+  double oversubscription = 1.0;  // leaf down : up ports
+  std::string gpu_profile = "a100-40gb-sxm";
+  std::string nvlink_profile = "nvlink3-a100";
+  std::string pcie_profile = "pcie-gen4-x16";
+  std::string nic_profile = "rdma-nic-100g";
+  std::string switch_profile = "tofino";
+  std::string host_profile = "dual-socket-server-2021";
+  std::string ssd_profile = "samsung-pm1733";
+  double network_Bps = 0;
+};
+Topology build_fat_tree(const FatTreeParams& params);
+
+}  // namespace luwu::topologies

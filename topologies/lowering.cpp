@@ -1,0 +1,162 @@
+#include "topologies/lowering.hpp"
+
+#include <stdexcept>
+#include <unordered_map>
+
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+
+#include "topologies/routes.hpp"
+
+namespace luwu::topologies {
+
+namespace sg4 = simgrid::s4u;
+namespace sgr = simgrid::kernel::routing;
+using LinkImpl = simgrid::kernel::resource::StandardLinkImpl;
+
+void configure_engine_for_rdma(sg4::Engine& /*engine*/) {
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+}
+
+struct RouteCache {
+  struct Cached {
+    std::vector<LinkImpl*> links;
+    double latency_s = 0;
+  };
+  Topology topo;
+  RouteChoice choice = RouteChoice::Shortest;
+  std::size_t ecmp_max_paths = 64;
+  std::vector<Vertex> vertex_of_netpoint;  // by NetPoint::id() within the zone
+  std::vector<LinkImpl*> up, down;         // by link index
+  std::unordered_map<std::uint64_t, Cached> cache;
+
+  std::vector<Edge> graph_route(Vertex from, Vertex to) const {
+    if (choice == RouteChoice::Shortest) return shortest_route(topo, from, to);
+    auto routes = ecmp_routes(topo, from, to, ecmp_max_paths);
+    // splitmix64 of the ordered pair: a fixed hash, so the pick is the same in every run.
+    std::uint64_t x = (static_cast<std::uint64_t>(from) << 32) ^ static_cast<std::uint64_t>(to);
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return routes.at(x % routes.size());
+  }
+
+  const Cached& route(Vertex from, Vertex to) {
+    std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    Cached c;
+    Vertex at = from;
+    for (Edge e : graph_route(from, to)) {
+      const EdgeProps& p = topo[e];
+      bool forward = boost::source(e, topo.graph) == at;
+      c.links.push_back(forward ? up[p.index] : down[p.index]);
+      c.latency_s += p.latency_s;
+      at = forward ? boost::target(e, topo.graph) : boost::source(e, topo.graph);
+    }
+    return cache.emplace(key, std::move(c)).first->second;
+  }
+};
+
+namespace {
+
+// A netzone whose routes are the cluster graph's routes, computed on demand.
+class GraphZone : public sgr::NetZoneImpl {
+ public:
+  GraphZone(const std::string& name, std::shared_ptr<RouteCache> routes) : NetZoneImpl(name), routes_(std::move(routes)) {}
+
+  void get_local_route(const sgr::NetPoint* src, const sgr::NetPoint* dst, sgr::Route* into, double* latency) override {
+    const auto& ids = routes_->vertex_of_netpoint;
+    if (src->id() >= ids.size() || dst->id() >= ids.size())
+      throw std::logic_error("GraphZone: no vertex for netpoint " + src->get_name() + " or " + dst->get_name());
+    const RouteCache::Cached& r = routes_->route(ids[src->id()], ids[dst->id()]);
+    into->link_list_.insert(into->link_list_.end(), r.links.begin(), r.links.end());
+    if (latency) *latency += r.latency_s;
+  }
+
+ private:
+  std::shared_ptr<RouteCache> routes_;
+};
+
+// The disk owner of every SSD: the first CPU or optimizer node (by vertex order) that owns it.
+std::vector<Vertex> ssd_owners(const Topology& topo) {
+  std::vector<Vertex> owner(topo.vertex_count(), kUnreachable);
+  for (Vertex h = 0; h < topo.vertex_count(); ++h) {
+    VertexKind k = topo[h].kind;
+    if (k != VertexKind::Cpu && k != VertexKind::OptimizerNode) continue;
+    for (Vertex s : topo.ssds_of(h))
+      if (owner[s] == kUnreachable) owner[s] = h;
+  }
+  return owner;
+}
+
+}  // namespace
+
+LoweredPlatform lower_to_simgrid(const Topology& topo, sg4::Engine& engine, const LoweringOptions& options) {
+  if (options.configure_rdma) configure_engine_for_rdma(engine);
+  const std::string& prefix = options.name_prefix;
+
+  auto cache = std::make_shared<RouteCache>();
+  cache->topo = topo;
+  cache->choice = options.route_choice;
+  cache->ecmp_max_paths = options.ecmp_max_paths;
+
+  auto* impl = new GraphZone(prefix + "cluster", cache);  // owned by the engine's zone tree
+  sg4::NetZone* zone = impl->get_iface();
+  if (sg4::NetZone* root = engine.get_netzone_root(); root != nullptr && root != zone) zone->set_parent(root);
+
+  LoweredPlatform out;
+  out.zone = zone;
+  out.routes = cache;
+  out.host_of_vertex.resize(topo.vertex_count());
+  for (Vertex v = 0; v < topo.vertex_count(); ++v) {
+    const VertexProps& p = topo[v];
+    double speed = p.speed_flops > 0 ? p.speed_flops : options.default_speed_flops;
+    sg4::Host* host = zone->create_host(prefix + p.name, speed);
+    host->seal();
+    out.host_of_vertex[v] = host;
+    auto id = host->get_netpoint()->id();
+    if (cache->vertex_of_netpoint.size() <= id) cache->vertex_of_netpoint.resize(id + 1, kUnreachable);
+    cache->vertex_of_netpoint[id] = v;
+  }
+  out.link_of_edge.resize(topo.link_count());
+  cache->up.resize(topo.link_count());
+  cache->down.resize(topo.link_count());
+  for (Edge e : topo.edges()) {
+    const EdgeProps& p = topo[e];
+    sg4::SplitDuplexLink* link = zone->create_split_duplex_link(prefix + p.name, p.bandwidth_Bps);
+    link->set_latency(p.latency_s);
+    link->seal();
+    out.link_of_edge[p.index] = link;
+    cache->up[p.index] = link->get_link_up()->get_impl();
+    cache->down[p.index] = link->get_link_down()->get_impl();
+  }
+  auto owner = ssd_owners(topo);
+  for (Vertex s : topo.of_kind(VertexKind::Ssd)) {
+    const VertexProps& p = topo[s];
+    sg4::Host* host = out.host_of_vertex[owner[s] == kUnreachable ? s : owner[s]];
+    sg4::Disk* disk = host->create_disk(prefix + p.name, p.read_Bps, p.write_Bps);
+    disk->seal();
+    out.disks.emplace(p.name, disk);
+  }
+  zone->seal();
+  return out;
+}
+
+sg4::Host* LoweredPlatform::host(const std::string& vertex_name) const {
+  if (routes) {
+    if (auto v = routes->topo.find_vertex(vertex_name)) return host_of_vertex.at(*v);
+  }
+  throw std::invalid_argument("no vertex named \"" + vertex_name + "\" in the lowered platform");
+}
+
+sg4::Link* LoweredPlatform::directed_link(const Topology& topo, Edge edge, Vertex from) const {
+  sg4::SplitDuplexLink* link = link_of_edge.at(topo[edge].index);
+  return boost::source(edge, topo.graph) == from ? link->get_link_up() : link->get_link_down();
+}
+
+std::size_t LoweredPlatform::cached_route_count() const { return routes ? routes->cache.size() : 0; }
+
+}  // namespace luwu::topologies

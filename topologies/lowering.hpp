@@ -1,0 +1,79 @@
+#pragma once
+// Lowering a topology to a SimGrid platform, built programmatically.
+//
+// - Every vertex becomes a SimGrid host named <prefix><vertex name>, so actors can run on GPUs,
+//   CPUs, NICs, switches (in-network aggregation and multicast run as actors on the switch host)
+//   and the optimizer node.  Host speed: the vertex's speed_flops when set (GPUs: peak dense
+//   16-bit tensor FLOP/s from the GPU profile), otherwise LoweringOptions::default_speed_flops
+//   (1 FLOP/s: forwarding elements compute nothing; the simulator computes durations itself and
+//   sleeps or executes accordingly).
+// - Every link becomes a split-duplex link <prefix><link name> (SimGrid creates <name>_UP and
+//   <name>_DOWN) with the link's per-direction bandwidth and latency.  _UP carries traffic from
+//   the link's "from" vertex to its "to" vertex (boost::source -> boost::target), _DOWN the reverse.
+// - Every SSD becomes a SimGrid disk <prefix><ssd name> (read/write bandwidth from its profile)
+//   on the host of the CPU or optimizer node that owns it (Topology::ssds_of); an SSD with no
+//   owner gets the disk on its own host.
+// - Routes: all vertices live in one netzone of our own kind (GraphZone, a subclass of SimGrid's
+//   kernel NetZoneImpl) whose get_local_route() returns exactly the graph's route
+//   (shortest_route(), or an ECMP pick) for the pair asked, computed lazily on first use and
+//   cached.  Nothing is precomputed, so a 4,096-GPU fat-tree costs only its hosts and links; a
+//   route costs one breadth-first search the first time a pair communicates.
+//
+// SimGrid's Engine is one per process.  Several topologies can be lowered into the same engine
+// with different name prefixes (each gets its own GraphZone under the root zone).
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Disk.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include "topologies/topology.hpp"
+
+namespace luwu::topologies {
+
+// Sets network/model:CM02 and network/crosstraffic:0.  Call before the platform is created.
+// Why: SimGrid's default model (LV08) is calibrated for TCP (it scales bandwidth by about 0.97 and
+// latency by about 13) and crosstraffic models TCP acks flowing back; RDMA fabrics (RoCE,
+// InfiniBand, PCIe, NVLink) do neither, and with CM02 and no crosstraffic a single flow takes
+// exactly latency + bytes / bottleneck bandwidth, the alpha-beta form the hardware models use.
+void configure_engine_for_rdma(simgrid::s4u::Engine& engine);
+
+enum class RouteChoice {
+  Shortest,  // the deterministic shortest_route() for every pair
+  EcmpHash,  // one of the minimum-hop routes, chosen by a fixed hash of (source, destination),
+             // as a switch's ECMP hashing spreads flows; deterministic across runs
+};
+
+struct LoweringOptions {
+  std::string name_prefix;           // prepended to every host, link and disk name
+  double default_speed_flops = 1.0;  // host speed of vertices without speed_flops
+  RouteChoice route_choice = RouteChoice::Shortest;
+  std::size_t ecmp_max_paths = 64;   // routes considered by EcmpHash
+  bool configure_rdma = true;        // call configure_engine_for_rdma() first
+};
+
+struct RouteCache;  // the graph and the routes computed so far, shared with the GraphZone
+
+struct LoweredPlatform {
+  std::vector<simgrid::s4u::Host*> host_of_vertex;             // by vertex
+  std::vector<simgrid::s4u::SplitDuplexLink*> link_of_edge;    // by link index
+  std::map<std::string, simgrid::s4u::Disk*> disks;             // by SSD vertex name
+  simgrid::s4u::NetZone* zone = nullptr;
+  std::shared_ptr<RouteCache> routes;
+
+  // Throws std::invalid_argument for an unknown vertex name.
+  simgrid::s4u::Host* host(const std::string& vertex_name) const;
+  // The directional SimGrid link a transfer over `edge` leaving `from` uses (_UP or _DOWN).
+  simgrid::s4u::Link* directed_link(const Topology& topo, Edge edge, Vertex from) const;
+  // Number of routes computed (and cached) so far.
+  std::size_t cached_route_count() const;
+};
+
+LoweredPlatform lower_to_simgrid(const Topology& topo, simgrid::s4u::Engine& engine, const LoweringOptions& options = {});
+
+}  // namespace luwu::topologies

@@ -1,0 +1,94 @@
+#include "topologies/validate.hpp"
+
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "common/input_error.hpp"
+#include "common/units.hpp"
+#include "topologies/json_format.hpp"
+
+namespace luwu::topologies {
+
+namespace {
+
+// Vertices reachable from any of `sources`.
+std::vector<char> reachable_from(const Topology& topo, const std::vector<Vertex>& sources) {
+  std::vector<char> seen(topo.vertex_count(), 0);
+  std::deque<Vertex> queue(sources.begin(), sources.end());
+  for (Vertex s : sources) seen[s] = 1;
+  while (!queue.empty()) {
+    Vertex u = queue.front();
+    queue.pop_front();
+    for (auto [it, end] = boost::adjacent_vertices(u, topo.graph); it != end; ++it)
+      if (!seen[*it]) seen[*it] = 1, queue.push_back(*it);
+  }
+  return seen;
+}
+
+std::string neighbours(const Topology& topo, Vertex v) {
+  std::string out;
+  for (auto [it, end] = boost::adjacent_vertices(v, topo.graph); it != end; ++it)
+    out += (out.empty() ? "" : ", ") + topo[*it].name;
+  return out.empty() ? "nothing" : out;
+}
+
+std::string rate(double Bps) { return fmt::format("{:g} Gb/s", Bps * 8 / 1e9); }
+
+}  // namespace
+
+void validate_topology(const Topology& topo, const std::string& given_file) {
+  const std::string& file = given_file.empty() ? topo.source_file : given_file;
+  if (topo.vertex_count() == 0) throw luwu::InputError(file, "$.vertices", "a topology needs at least one vertex");
+
+  for (Edge e : topo.edges()) {
+    const EdgeProps& p = topo[e];
+    if (!(p.bandwidth_Bps > 0))
+      throw luwu::InputError(file, link_json_path(p.index) + ".bandwidth_Bps",
+                             "link \"" + p.name + "\" needs a positive bandwidth");
+    if (!(p.latency_s >= 0))
+      throw luwu::InputError(file, link_json_path(p.index) + ".latency_s",
+                             "link \"" + p.name + "\" needs a non-negative latency");
+  }
+
+  for (Vertex v : topo.network_switches()) {
+    const VertexProps& s = topo[v];
+    if (s.ports <= 0) throw luwu::InputError(file, vertex_json_path(v) + ".ports", "switch \"" + s.name + "\" needs a port count (ports > 0)");
+    if (!(s.port_Bps > 0))
+      throw luwu::InputError(file, vertex_json_path(v) + ".port_Bps", "switch \"" + s.name + "\" needs a port speed (port_Bps > 0)");
+    std::size_t degree = boost::out_degree(v, topo.graph);
+    if (degree > static_cast<std::size_t>(s.ports))
+      throw luwu::InputError(file, vertex_json_path(v),
+                             fmt::format("switch \"{}\" has {} links but only {} ports{}", s.name, degree, s.ports,
+                                         s.profile.empty() ? "" : " (profile " + s.profile + ")"));
+    for (auto [it, end] = boost::out_edges(v, topo.graph); it != end; ++it) {
+      const EdgeProps& l = topo[*it];
+      if (l.bandwidth_Bps > s.port_Bps * (1 + 1e-9))
+        throw luwu::InputError(file, link_json_path(l.index) + ".bandwidth_Bps",
+                               fmt::format("link \"{}\" runs at {} but switch \"{}\" has {} ports", l.name,
+                                           rate(l.bandwidth_Bps), s.name, rate(s.port_Bps)));
+    }
+  }
+
+  auto gpus = topo.gpus();
+  if (!gpus.empty()) {
+    auto switches = topo.network_switches();
+    if (switches.empty())
+      throw luwu::InputError(file, "$.vertices", "the topology has GPUs but no network switch (kind \"switch\" or \"programmable-switch\")");
+    auto seen = reachable_from(topo, switches);
+    for (Vertex g : gpus)
+      if (!seen[g])
+        throw luwu::InputError(file, vertex_json_path(g),
+                               "GPU \"" + topo[g].name + "\" cannot reach any network switch (a link is missing? it is connected to " +
+                                   neighbours(topo, g) + ")");
+  }
+
+  auto seen = reachable_from(topo, {Vertex{0}});
+  for (Vertex v = 0; v < topo.vertex_count(); ++v)
+    if (!seen[v])
+      throw luwu::InputError(file, vertex_json_path(v),
+                             "vertex \"" + topo[v].name + "\" is not connected to \"" + topo[0].name +
+                                 "\" (a link is missing? it is connected to " + neighbours(topo, v) + ")");
+}
+
+}  // namespace luwu::topologies
