@@ -1,0 +1,180 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "models/models.hpp"
+#include "tests/topologies/topology_test_support.hpp"
+#include "topologies/builders.hpp"
+#include "topologies/validate.hpp"
+
+using namespace topo_test;
+using namespace luwu::topologies;
+
+namespace {
+std::size_t count_links(const Topology& t, LinkKind k) {
+  return std::count_if(t.edges().begin(), t.edges().end(), [&](Edge e) { return t[e].kind == k; });
+}
+double goodput_of(const std::string& nic_profile, double line_rate_Bps) {
+  auto p = luwu::models::find_profile(nic_profile);
+  // RoCE goodput: line rate * mtu / (mtu + per-packet header bytes)
+  return line_rate_Bps * p.get("mtu") / (p.get("mtu") + p.get("header_overhead"));
+}
+}  // namespace
+
+TEST_CASE("luwu-star: counts, names and look-ups for 3 workers") {
+  LuwuStarParams p;
+  p.workers = 3;
+  p.nvme_per_worker = 2;
+  p.optimizer_nics = 2;
+  p.optimizer_ssds = 4;
+  Topology t = build_luwu_star(p);
+  // Per worker: gpu, pcie switch, smartnic, cpu, dram, 2 nvme = 7 vertices; plus switch,
+  // optnode, optnode-dram, 2 optnode NICs, 4 optnode SSDs = 9.
+  CHECK(t.vertex_count() == 3 * 7 + 9);
+  // Per worker: gpu-pcie, nic-pcie, pcie-cpu, cpu-dram, 2 cpu-nvme, nic-switch = 7 links; plus
+  // optnode-dram, 2 x (optnode-nic, nic-switch), 4 optnode-ssd = 9.
+  CHECK(t.link_count() == 3 * 7 + 9);
+  CHECK(count_links(t, LinkKind::Ethernet) == 3 + 2);
+  CHECK(count_links(t, LinkKind::Nvme) == 3 * 2 + 4);
+  CHECK(t.gpus().size() == 3);
+  CHECK(t[t.gpus()[2]].name == "gpu2");
+  CHECK(t[t.nic_of(t.vertex("gpu1"))].name == "nic1");
+  CHECK(t[t.nic_of(t.vertex("gpu1"))].kind == VertexKind::SmartNic);
+  CHECK(t[t.cpu_of(t.vertex("gpu2"))].name == "cpu2");
+  CHECK(t[t.vertex("switch")].kind == VertexKind::ProgrammableSwitch);
+  REQUIRE(t.optimizer_node());
+  CHECK(t[*t.optimizer_node()].name == "optnode");
+  auto ssds = t.ssds_of(*t.optimizer_node());
+  REQUIRE(ssds.size() == 4);
+  CHECK(t[ssds[3]].name == "optnode-ssd3");
+  auto nvme = t.ssds_of(t.vertex("cpu1"));
+  REQUIRE(nvme.size() == 2);
+  CHECK(t[nvme[0]].name == "nvme1-0");
+  CHECK(t[*t.memory_of(t.vertex("cpu0"))].name == "dram0");
+  CHECK(t[*t.switch_of(t.vertex("optnode-nic1"))].name == "switch");
+  CHECK(t[t.vertex("gpu0")].server == 0);
+  CHECK(t[t.vertex("switch")].server == -1);
+  // Switch ports and speed come from the switch profile.
+  auto tofino = luwu::models::find_profile("tofino");
+  CHECK(t[t.vertex("switch")].ports == static_cast<int>(tofino.get("ports")));
+  CHECK(t[t.vertex("switch")].port_Bps == doctest::Approx(tofino.get("port_rate")));
+  validate_topology(t, "");
+}
+
+TEST_CASE("luwu-star: the network speed override sets the NIC line rate of every ethernet link") {
+  LuwuStarParams p;
+  p.workers = 2;
+  p.network_Bps = 25e9 / 8;  // 25 Gb/s
+  Topology t = build_luwu_star(p);
+  for (Edge e : t.edges())
+    if (t[e].kind == LinkKind::Ethernet) CHECK(t[e].bandwidth_Bps == doctest::Approx(goodput_of(p.nic_profile, 25e9 / 8)));
+  // Without the override the profile's line rate is used.
+  Topology d = build_luwu_star(LuwuStarParams{});
+  double line = luwu::models::find_profile("bluefield2-100g").get("line_rate");
+  CHECK(d[d.edge(0)].kind == LinkKind::Pcie);
+  for (Edge e : d.edges())
+    if (d[e].kind == LinkKind::Ethernet) CHECK(d[e].bandwidth_Bps == doctest::Approx(goodput_of("bluefield2-100g", line)));
+}
+
+TEST_CASE("luwu-star: bad parameters are rejected") {
+  LuwuStarParams p;
+  p.workers = 0;
+  CHECK_THROWS_AS(build_luwu_star(p), std::invalid_argument);
+  p.workers = 64;  // 64 workers + 1 optimizer NIC > 64 tofino ports
+  CHECK_THROWS_AS(build_luwu_star(p), std::invalid_argument);
+  p.workers = 2;
+  p.network_Bps = 400e9 / 8;  // faster than tofino's 100 Gb/s ports
+  CHECK_THROWS_AS(build_luwu_star(p), std::invalid_argument);
+  p.network_Bps = 0;
+  p.gpu_profile = "a100-40gb-sxmm";
+  CHECK_THROWS_AS(build_luwu_star(p), luwu::InputError);
+}
+
+TEST_CASE("dgx: 2 servers of 8 GPUs, a NIC per GPU pair") {
+  DgxParams p;
+  p.servers = 2;
+  p.gpus_per_server = 8;
+  p.gpus_per_nic = 2;
+  p.gpus_per_pcie_switch = 2;
+  p.nvme_per_server = 1;
+  Topology t = build_dgx(p);
+  // Per server: 8 GPUs, nvswitch, cpu, dram, 4 PCIe switches, 4 NICs, 1 NVMe = 20; + switch.
+  CHECK(t.vertex_count() == 2 * 20 + 1);
+  // Per server: 8 GPU-nvswitch, cpu-dram, 4 pcie-cpu, 8 gpu-pcie, 4 nic-pcie, 1 nvme,
+  // 4 NIC uplinks = 30.
+  CHECK(t.link_count() == 2 * 30);
+  CHECK(count_links(t, LinkKind::Nvswitch) == 16);
+  CHECK(t[t.nic_of(t.vertex("gpu3"))].name == "nic0-1");
+  CHECK(t[t.nic_of(t.vertex("gpu2"))].name == "nic0-1");
+  CHECK(t[t.nic_of(t.vertex("gpu12"))].name == "nic1-2");
+  CHECK(t[t.cpu_of(t.vertex("gpu12"))].name == "cpu1");
+  auto behind = t.gpus_behind(t.vertex("nic1-3"));
+  REQUIRE(behind.size() == 2);
+  CHECK(t[behind[0]].name == "gpu14");
+  CHECK(t[behind[1]].name == "gpu15");
+  validate_topology(t, "");
+}
+
+TEST_CASE("dgx: a NIC per GPU shares the PCIe switch's NICs out in order") {
+  DgxParams p;
+  p.servers = 1;
+  p.gpus_per_nic = 1;
+  Topology t = build_dgx(p);
+  // gpu2 and gpu3 share pcie0-1 with nic0-2 and nic0-3.
+  CHECK(t[t.nic_of(t.vertex("gpu2"))].name == "nic0-2");
+  CHECK(t[t.nic_of(t.vertex("gpu3"))].name == "nic0-3");
+  CHECK(t.gpus_behind(t.vertex("nic0-3")) == std::vector<Vertex>{t.vertex("gpu3")});
+}
+
+TEST_CASE("fat-tree, 2 tiers: counts for 4 servers of 2 GPUs, 2 NICs per leaf") {
+  FatTreeParams p;
+  p.servers = 4;
+  p.gpus_per_server = 2;
+  p.gpus_per_pcie_switch = 2;
+  p.leaf_down_ports = 2;
+  Topology t = build_fat_tree(p);
+  // 8 NICs / 2 per leaf = 4 leaves; up = 2 / 1.0 = 2 spines.
+  // Per server: 2 GPUs, nvswitch, cpu, dram, 1 PCIe switch, 2 NICs = 8.
+  CHECK(t.vertex_count() == 4 * 8 + 4 + 2);
+  // Per server: 2 nvswitch, dram, pcie-cpu, 2 gpu-pcie, 2 nic-pcie = 8; 8 NIC uplinks; 4 x 2 trunks.
+  CHECK(t.link_count() == 4 * 8 + 8 + 8);
+  CHECK(t.network_switches().size() == 6);
+  validate_topology(t, "");
+
+  p.oversubscription = 2.0;  // 2 down : 1 up
+  Topology o = build_fat_tree(p);
+  CHECK(o.vertex_count() == 4 * 8 + 4 + 1);
+  CHECK(o.link_count() == 4 * 8 + 8 + 4);
+}
+
+TEST_CASE("fat-tree, 3 tiers of 4-port switches is the k = 4 fat-tree") {
+  FatTreeParams p;
+  p.servers = 8;
+  p.gpus_per_server = 1;
+  p.gpus_per_pcie_switch = 1;
+  p.tiers = 3;
+  p.switch_profile = small_switch_profile(4);
+  Topology t = build_fat_tree(p);
+  // k = 4: 8 hosts, 4 leaves (2 per pod), 2 pods x 2 aggregation switches, (k/2)^2 = 4 cores.
+  CHECK(t.of_kind(VertexKind::Gpu).size() == 8);
+  CHECK(t.network_switches().size() == 4 + 4 + 4);
+  // Per server: gpu, cpu, dram, pcie switch, nic = 5 vertices; gpu-pcie, nic-pcie, pcie-cpu,
+  // cpu-dram, nic uplink = 5 links.  Leaf-agg: 4 leaves x 2; agg-core: 4 aggs x 2.
+  CHECK(t.vertex_count() == 8 * 5 + 12);
+  CHECK(t.link_count() == 8 * 5 + 8 + 8);
+  validate_topology(t, "");
+  // Leaves: 2 NICs + 2 aggs; aggs: 2 leaves + 2 cores; cores: one agg per pod = 2.
+  for (const char* n : {"leaf0", "leaf3", "agg0", "agg3"}) CHECK(boost::out_degree(t.vertex(n), t.graph) == 4);
+  for (const char* n : {"core0", "core3"}) CHECK(boost::out_degree(t.vertex(n), t.graph) == 2);
+  // agg j of every pod goes to plane j: agg1 (pod 0) and agg3 (pod 1) reach core2 and core3.
+  CHECK(boost::edge(t.vertex("agg1"), t.vertex("core2"), t.graph).second);
+  CHECK(boost::edge(t.vertex("agg3"), t.vertex("core3"), t.graph).second);
+  CHECK_FALSE(boost::edge(t.vertex("agg1"), t.vertex("core0"), t.graph).second);
+  // 24 servers need 12 leaves = 6 pods, more than a core's 4 ports.
+  p.servers = 24;
+  CHECK_THROWS_AS(build_fat_tree(p), std::invalid_argument);
+  // 2 tiers: 10 servers need 5 leaves, more than a spine's 4 ports.
+  p.tiers = 2;
+  p.servers = 10;
+  CHECK_THROWS_AS(build_fat_tree(p), std::invalid_argument);
+}

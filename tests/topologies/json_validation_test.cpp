@@ -1,0 +1,192 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+
+#include "common/input_error.hpp"
+#include "tests/topologies/topology_test_support.hpp"
+#include "topologies/builders.hpp"
+#include "topologies/json_format.hpp"
+#include "topologies/validate.hpp"
+
+using namespace topo_test;
+using namespace luwu::topologies;
+
+namespace {
+
+// A small hand-written topology: two GPUs with NICs on one switch of 2 ports at 100 Gb/s.
+luwu::Json hand_written() {
+  return luwu::Json::parse(R"({
+    "vertices": [
+      {"name": "gpu0", "kind": "gpu", "server": 0},
+      {"name": "nic0", "kind": "nic", "server": 0},
+      {"name": "gpu1", "kind": "gpu", "server": 1},
+      {"name": "nic1", "kind": "nic", "server": 1},
+      {"name": "switch", "kind": "switch", "ports": 2, "port_Bps": "100Gb/s"}
+    ],
+    "links": [
+      {"kind": "pcie", "from": "gpu0", "to": "nic0", "bandwidth_Bps": "25GB/s", "latency_s": "1us"},
+      {"kind": "pcie", "from": "gpu1", "to": "nic1", "bandwidth_Bps": 25e9, "latency_s": 1e-6},
+      {"kind": "ethernet", "from": "nic0", "to": "switch", "bandwidth_Bps": "100Gb/s", "latency_s": "1us"},
+      {"kind": "ethernet", "from": "nic1", "to": "switch", "bandwidth_Bps": "100Gb/s", "latency_s": "1us"}
+    ]})");
+}
+
+// Loads `j` from a file and returns the InputError it raises.
+luwu::InputError load_error(const luwu::Json& j) {
+  std::string path = temp_path("bad.json");
+  write_text(path, j.dump(2));
+  try {
+    load_topology(path);
+  } catch (const luwu::InputError& e) {
+    std::remove(path.c_str());
+    return e;
+  }
+  std::remove(path.c_str());
+  FAIL("expected an InputError");
+  return luwu::InputError("", "", "");
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("JSON: a hand-written topology loads with units converted to SI") {
+  std::string path = temp_path("good.json");
+  write_text(path, hand_written().dump());
+  Topology t = load_topology(path);
+  std::remove(path.c_str());
+  CHECK(t.vertex_count() == 5);
+  CHECK(t.link_count() == 4);
+  CHECK(t[t.edge(0)].bandwidth_Bps == 25e9);
+  CHECK(t[t.edge(0)].latency_s == doctest::Approx(1e-6));
+  CHECK(t[t.edge(0)].name == "gpu0--nic0");  // default name
+  CHECK(t[t.edge(2)].bandwidth_Bps == 100e9 / 8);
+  CHECK(t[t.vertex("switch")].port_Bps == 100e9 / 8);
+  CHECK(t[t.nic_of(t.vertex("gpu1"))].name == "nic1");
+}
+
+TEST_CASE("JSON: save then load round-trips exactly") {
+  for (const Topology& original :
+       {build_luwu_star(LuwuStarParams{}), build_dgx(DgxParams{}), build_fat_tree(FatTreeParams{})}) {
+    std::string path = temp_path("roundtrip.json");
+    save_topology(original, path);
+    Topology back = load_topology(path);
+    std::remove(path.c_str());
+    REQUIRE(back.vertex_count() == original.vertex_count());
+    REQUIRE(back.link_count() == original.link_count());
+    for (Vertex v = 0; v < original.vertex_count(); ++v) CHECK(back[v] == original[v]);
+    for (std::size_t i = 0; i < original.link_count(); ++i) {
+      Edge a = original.edge(i), b = back.edge(i);
+      CHECK(back[b] == original[a]);
+      CHECK(boost::source(b, back.graph) == boost::source(a, original.graph));
+      CHECK(boost::target(b, back.graph) == boost::target(a, original.graph));
+    }
+    CHECK(back.builder == original.builder);
+    CHECK(back.builder_args == original.builder_args);
+    CHECK(topology_to_json(back) == topology_to_json(original));
+  }
+}
+
+TEST_CASE("JSON: a copied topology keeps working edge descriptors") {
+  Topology a = build_luwu_star(LuwuStarParams{});
+  Topology b = a;
+  Topology c = std::move(a);
+  CHECK(b[b.edge(3)].index == 3);
+  CHECK(c[c.edge(3)].name == b[b.edge(3)].name);
+  CHECK(topology_to_json(b) == topology_to_json(c));
+}
+
+TEST_CASE("validation: a typo in a field name suggests the right one") {
+  luwu::Json j = hand_written();
+  j["links"][2].erase("bandwidth_Bps");
+  j["links"][2]["bandwith_Bps"] = 1e9;
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.links[2].bandwith_Bps");
+  CHECK(contains(e.what(), "unknown field"));
+  CHECK(contains(e.what(), "did you mean \"bandwidth_Bps\""));
+  CHECK(contains(e.file(), "bad.json"));
+}
+
+TEST_CASE("validation: a misspelt kind suggests the right one") {
+  luwu::Json j = hand_written();
+  j["vertices"][4]["kind"] = "swich";
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.vertices[4].kind");
+  CHECK(contains(e.what(), "did you mean \"switch\""));
+}
+
+TEST_CASE("validation: a link to a vertex that does not exist") {
+  luwu::Json j = hand_written();
+  j["links"][1]["to"] = "nic7";
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.links[1].to");
+  CHECK(contains(e.what(), "no vertex named \"nic7\""));
+}
+
+TEST_CASE("validation: a missing link leaves a GPU unable to reach a switch") {
+  luwu::Json j = hand_written();
+  j["links"].erase(3);  // nic1 -- switch
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.vertices[2]");
+  CHECK(contains(e.what(), "\"gpu1\" cannot reach any network switch"));
+}
+
+TEST_CASE("validation: a vertex cut off from the rest") {
+  luwu::Json j = hand_written();
+  j["vertices"].push_back({{"name", "lonely-ssd"}, {"kind", "ssd"}});
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.vertices[5]");
+  CHECK(contains(e.what(), "lonely-ssd"));
+}
+
+TEST_CASE("validation: more links on a switch than it has ports") {
+  luwu::Json j = hand_written();
+  j["vertices"].push_back({{"name", "nic2"}, {"kind", "nic"}});
+  j["links"].push_back({{"kind", "ethernet"}, {"from", "nic2"}, {"to", "switch"}, {"bandwidth_Bps", 1e9}, {"latency_s", 0}});
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.vertices[4]");
+  CHECK(contains(e.what(), "\"switch\" has 3 links but only 2 ports"));
+}
+
+TEST_CASE("validation: a link faster than the switch ports") {
+  luwu::Json j = hand_written();
+  j["links"][3]["bandwidth_Bps"] = "200Gb/s";
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.links[3].bandwidth_Bps");
+  CHECK(contains(e.what(), "nic1--switch"));
+}
+
+TEST_CASE("validation: a zero bandwidth, a negative latency, a bad unit, a duplicate name") {
+  luwu::Json j = hand_written();
+  j["links"][0]["bandwidth_Bps"] = 0;
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.links[0].bandwidth_Bps");
+
+  j = hand_written();
+  j["links"][0]["latency_s"] = -1;
+  CHECK(load_error(j).json_path() == "$.links[0].latency_s");
+
+  j = hand_written();
+  j["links"][0]["latency_s"] = "1GB";
+  CHECK(contains(load_error(j).what(), "wrong dimension"));
+
+  j = hand_written();
+  j["vertices"][3]["name"] = "gpu1";
+  CHECK(load_error(j).json_path() == "$.vertices[3].name");
+
+  j = hand_written();
+  j["vertices"][4].erase("ports");
+  CHECK(load_error(j).json_path() == "$.vertices[4].ports");
+}
+
+TEST_CASE("validation: errors are InputErrors, not crashes, for malformed files") {
+  std::string path = temp_path("malformed.json");
+  write_text(path, "{\"vertices\": [}");
+  CHECK_THROWS_AS(load_topology(path), luwu::InputError);
+  write_text(path, "{\"vertices\": 3, \"links\": []}");
+  CHECK_THROWS_AS(load_topology(path), luwu::InputError);
+  write_text(path, "{\"vertices\": [], \"links\": []}");
+  CHECK_THROWS_AS(load_topology(path), luwu::InputError);
+  std::remove(path.c_str());
+  CHECK_THROWS_AS(load_topology(temp_path("does-not-exist.json")), luwu::InputError);
+}
