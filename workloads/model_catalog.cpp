@@ -25,10 +25,10 @@ const char* const kOpt =
     "OPT paper, Zhang et al. 2022 (arXiv 2205.01068) table 1; vocabulary 50272, context 2048, FFN 4h, tied "
     "embeddings (the 2 offset rows of OPT's position table are not counted)";
 const char* const kLlama2 =
-    "LLaMA 2 paper, Touvron et al. 2023 (arXiv 2307.09288) table 1 and the released configs: vocabulary 32000, "
+    "LLaMA 2 paper, Touvron et al. 2023 (arXiv 2307.09288) table 1 and the released configs; vocabulary 32000, "
     "context 4096, SwiGLU, RMSNorm, rotary positions, no biases, untied LM head";
 const char* const kBert =
-    "BERT paper, Devlin et al. 2019 (arXiv 1810.04805): 24 layers, 1024 hidden, 16 heads, FFN 4096, "
+    "BERT paper, Devlin et al. 2019 (arXiv 1810.04805); 24 layers, 1024 hidden, 16 heads, FFN 4096, "
     "WordPiece vocabulary 30522, 512 positions; MLM decoder tied (token-type rows, pooler and the MLM "
     "transform are not counted)";
 

@@ -1,0 +1,143 @@
+// `luwusim trace gen|show|models`: write one iteration's per-layer trace for a model, summarize a
+// trace file, list the model catalog.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/command_registry.hpp"
+#include "common/units.hpp"
+#include "workloads/model_catalog.hpp"
+#include "workloads/trace.hpp"
+#include "workloads/trace_summary.hpp"
+
+namespace {
+
+using namespace luwu::workloads;
+namespace units = luwu::units;
+
+struct GenOptions {
+  std::string model;
+  int micro_batch = 1;
+  int seq_len = 0;  // 0: the model's max_seq, at most 2048
+  int grad_accum = 1;
+  bool recompute = false;
+  std::string dtype = "fp16";
+  std::string output;
+};
+
+int run_gen(const GenOptions& o) {
+  ModelConfig model = resolve_model(o.model);
+  TrainingConfig training;
+  training.micro_batch = o.micro_batch;
+  training.seq_len = o.seq_len > 0 ? o.seq_len : std::min(2048, model.max_seq);
+  if (o.seq_len < 0) throw std::invalid_argument("--seq must be positive, got " + std::to_string(o.seq_len));
+  training.grad_accum = o.grad_accum;
+  training.recompute = o.recompute;
+  training.dtype = parse_dtype(o.dtype);
+  Trace trace = generate_trace(model, training);
+  save_trace(trace, o.output);
+  std::cerr << fmt::format("wrote {}: {} ops, {} params, {} per iteration\n", o.output, trace.ops.size(),
+                           units::count(static_cast<double>(trace.total_params())),
+                           units::flops(trace.flops_per_iteration()));
+  return 0;
+}
+
+void print_layer_row(const Trace& t, std::size_t i) {
+  const LayerInfo& l = t.layers[i];
+  std::cout << fmt::format("  {:>4}  {:<12} {:<12} {:>10} {:>14} {:>14} {:>13} {:>13}\n", i, l.name, to_string(l.kind),
+                           units::count(static_cast<double>(l.params)), units::flops(l.forward_flops),
+                           units::flops(l.backward_flops), units::bytes(static_cast<double>(l.activation_bytes)),
+                           units::bytes(static_cast<double>(l.checkpoint_bytes)));
+}
+
+int run_show(const std::string& file, bool json) {
+  Trace t = load_trace(file);
+  if (json) {
+    luwu::Json summary = trace_summary_json(t);
+    summary["file"] = file;
+    std::cout << summary.dump(2) << "\n";
+    return 0;
+  }
+  const double e = bytes_per_element(t.training.dtype);
+  std::uint64_t grad_bytes = 0;
+  for (const auto& op : t.ops) grad_bytes += op.grad_bytes;
+  std::cout << fmt::format("trace {} (format version {})\n", file, Trace::kVersion);
+  std::cout << fmt::format("model            {}: {} blocks, hidden {}, {} heads ({} kv), FFN {} {}, vocab {}\n",
+                           t.model.name, t.model.layers, t.model.hidden, t.model.heads, t.model.kv_heads,
+                           t.model.ffn_hidden, to_string(t.model.ffn_kind), t.model.vocab);
+  std::cout << fmt::format("training         micro-batch {} x seq {} tokens x grad-accum {}, recompute {}, {}\n",
+                           t.training.micro_batch, t.training.seq_len, t.training.grad_accum,
+                           t.training.recompute ? "on" : "off", to_string(t.training.dtype));
+  std::cout << fmt::format("params           {} ({} at {} B/param)\n", units::count(static_cast<double>(t.total_params())),
+                           units::bytes(static_cast<double>(t.param_bytes())), e);
+  std::cout << fmt::format("tokens/iteration {} tokens\n", units::count(t.tokens_per_iteration()));
+  std::cout << fmt::format("FLOPs/iteration  {} (forward {}, recompute {}, backward {})\n",
+                           units::flops(t.flops_per_iteration()), units::flops(t.flops_of(OpKind::Forward)),
+                           units::flops(t.flops_of(OpKind::Recompute)), units::flops(t.flops_of(OpKind::Backward)));
+  std::cout << fmt::format("grads/iteration  {} handed to reduction over {} micro-steps\n",
+                           units::bytes(static_cast<double>(grad_bytes)), t.training.grad_accum);
+  std::cout << fmt::format("peak activations {} per worker\n", units::bytes(static_cast<double>(t.peak_activation_bytes())));
+  std::cout << fmt::format("ops              {}\n", t.ops.size());
+  std::cout << fmt::format("  {:>4}  {:<12} {:<12} {:>10} {:>14} {:>14} {:>13} {:>13}\n", "#", "layer", "kind", "params",
+                           "forward", "backward", "activations", "checkpoint");
+  const std::size_t n = t.layers.size();
+  const std::size_t head_rows = 3, tail_rows = 2;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > head_rows + tail_rows + 1 && i == head_rows) {
+      std::cout << fmt::format("  {:>4}  ... {} more blocks like the above\n", "", n - head_rows - tail_rows);
+      i = n - tail_rows;
+    }
+    print_layer_row(t, i);
+  }
+  return 0;
+}
+
+int run_models() {
+  std::cout << fmt::format("{:<16} {:>7} {:>7} {:>6} {:>5} {:>7} {:>7} {:>7} {:>10}  {}\n", "model", "layers", "hidden",
+                           "heads", "kv", "ffn", "vocab", "max_seq", "params", "source");
+  for (const auto& name : catalog_model_names()) {
+    const ModelConfig& m = *find_catalog_model(name);
+    TrainingConfig tiny;
+    tiny.seq_len = 1;
+    Trace t = generate_trace(m, tiny);
+    std::cout << fmt::format("{:<16} {:>7} {:>7} {:>6} {:>5} {:>7} {:>7} {:>7} {:>10}  {}\n", name, m.layers, m.hidden,
+                             m.heads, m.kv_heads, fmt::format("{} {}", m.ffn_hidden, to_string(m.ffn_kind)), m.vocab,
+                             m.max_seq, units::count(static_cast<double>(t.total_params())),
+                             m.source.substr(0, m.source.find(';')));
+  }
+  return 0;
+}
+
+const bool registered = luwu::cli::register_command(
+    "trace", "Per-layer iteration traces of transformer models: gen, show, models", [](CLI::App& app) {
+      app.require_subcommand(1);
+      auto gen = std::make_shared<GenOptions>();
+      CLI::App* gen_cmd = app.add_subcommand("gen", "Write one iteration of one worker as a JSON trace");
+      gen_cmd->add_option("--model", gen->model, "Catalog name (see `trace models`) or a model JSON file")->required();
+      gen_cmd->add_option("--micro-batch", gen->micro_batch, "Sequences per micro-batch")->capture_default_str();
+      gen_cmd->add_option("--seq", gen->seq_len, "Tokens per sequence (default: the model's context, at most 2048)");
+      gen_cmd->add_option("--grad-accum", gen->grad_accum, "Micro-batches per iteration")->capture_default_str();
+      gen_cmd->add_flag("--recompute", gen->recompute, "Full activation checkpointing (recompute each block)");
+      gen_cmd->add_option("--dtype", gen->dtype, "fp16, bf16 or fp32")->capture_default_str();
+      gen_cmd->add_option("-o,--output", gen->output, "Trace file to write")->required();
+
+      auto show_file = std::make_shared<std::string>();
+      auto show_json = std::make_shared<bool>(false);
+      CLI::App* show_cmd = app.add_subcommand("show", "Summarize a trace file (units shown; --json for a JSON object)");
+      show_cmd->add_option("file", *show_file, "Trace file")->required();
+      show_cmd->add_flag("--json", *show_json, "Print the summary as JSON");
+
+      CLI::App* models_cmd = app.add_subcommand("models", "List the model catalog");
+
+      return [gen, gen_cmd, show_file, show_json, show_cmd, models_cmd]() -> int {
+        if (gen_cmd->parsed()) return run_gen(*gen);
+        if (show_cmd->parsed()) return run_show(*show_file, *show_json);
+        if (models_cmd->parsed()) return run_models();
+        return 2;
+      };
+    });
+
+}  // namespace
