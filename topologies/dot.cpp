@@ -77,8 +77,8 @@ std::string to_dot(const Topology& topo) {
   for (Edge e : topo.edges()) {
     const EdgeProps& p = topo[e];
     const char* style = p.kind == LinkKind::Ethernet ? "bold" : (p.kind == LinkKind::Nvlink || p.kind == LinkKind::Nvswitch ? "solid, color=\"#2e8b57\"" : "solid");
-    out += fmt::format("  {} -- {} [label={}, style={}];\n", dot_quoted(topo[boost::source(e, topo.graph)].name),
-                       dot_quoted(topo[boost::target(e, topo.graph)].name),
+    out += fmt::format("  {} -- {} [label={}, style={}];\n", dot_quoted(topo[topo.link_from(e)].name),
+                       dot_quoted(topo[topo.link_to(e)].name),
                        dot_quoted(link_speed_label(p) + " " + to_string(p.kind)), style);
   }
   return out + "}\n";

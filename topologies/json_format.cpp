@@ -57,8 +57,8 @@ luwu::Json topology_to_json(const Topology& topo) {
     links.push_back({{"name", p.name},
                      {"kind", to_string(p.kind)},
                      {"profile", p.profile},
-                     {"from", topo[boost::source(e, topo.graph)].name},
-                     {"to", topo[boost::target(e, topo.graph)].name},
+                     {"from", topo[topo.link_from(e)].name},
+                     {"to", topo[topo.link_to(e)].name},
                      {"bandwidth_Bps", p.bandwidth_Bps},
                      {"latency_s", p.latency_s}});
   }

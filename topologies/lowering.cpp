@@ -5,6 +5,7 @@
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <xbt/config.hpp>
 
 #include "topologies/routes.hpp"
 
@@ -15,8 +16,10 @@ namespace sgr = simgrid::kernel::routing;
 using LinkImpl = simgrid::kernel::resource::StandardLinkImpl;
 
 void configure_engine_for_rdma(sg4::Engine& /*engine*/) {
-  sg4::Engine::set_config("network/model:CM02");
-  sg4::Engine::set_config("network/crosstraffic:0");
+  // Only set what differs: SimGrid refuses to change the model once a platform exists, even to
+  // the same value, and a second lowering into the same engine must not trip on that.
+  if (simgrid::config::get_value<std::string>("network/model") != "CM02") sg4::Engine::set_config("network/model:CM02");
+  if (simgrid::config::get_value<bool>("network/crosstraffic")) sg4::Engine::set_config("network/crosstraffic:0");
 }
 
 struct RouteCache {
@@ -51,10 +54,10 @@ struct RouteCache {
     Vertex at = from;
     for (Edge e : graph_route(from, to)) {
       const EdgeProps& p = topo[e];
-      bool forward = boost::source(e, topo.graph) == at;
+      bool forward = topo.link_from(e) == at;
       c.links.push_back(forward ? up[p.index] : down[p.index]);
       c.latency_s += p.latency_s;
-      at = forward ? boost::target(e, topo.graph) : boost::source(e, topo.graph);
+      at = forward ? topo.link_to(e) : topo.link_from(e);
     }
     return cache.emplace(key, std::move(c)).first->second;
   }
@@ -103,9 +106,13 @@ LoweredPlatform lower_to_simgrid(const Topology& topo, sg4::Engine& engine, cons
   cache->choice = options.route_choice;
   cache->ecmp_max_paths = options.ecmp_max_paths;
 
+  // The graph zone is a child of the root zone (an empty one is created when there is no
+  // platform yet), so that further lowerings can add their own sibling zones.
+  sg4::NetZone* root = engine.get_netzone_root();
+  if (root == nullptr) root = sg4::create_empty_zone("luwusim-root");
   auto* impl = new GraphZone(prefix + "cluster", cache);  // owned by the engine's zone tree
   sg4::NetZone* zone = impl->get_iface();
-  if (sg4::NetZone* root = engine.get_netzone_root(); root != nullptr && root != zone) zone->set_parent(root);
+  zone->set_parent(root);
 
   LoweredPlatform out;
   out.zone = zone;
@@ -154,7 +161,7 @@ sg4::Host* LoweredPlatform::host(const std::string& vertex_name) const {
 
 sg4::Link* LoweredPlatform::directed_link(const Topology& topo, Edge edge, Vertex from) const {
   sg4::SplitDuplexLink* link = link_of_edge.at(topo[edge].index);
-  return boost::source(edge, topo.graph) == from ? link->get_link_up() : link->get_link_down();
+  return topo.link_from(edge) == from ? link->get_link_up() : link->get_link_down();
 }
 
 std::size_t LoweredPlatform::cached_route_count() const { return routes ? routes->cache.size() : 0; }

@@ -20,7 +20,9 @@
 //   route costs one breadth-first search the first time a pair communicates.
 //
 // SimGrid's Engine is one per process.  Several topologies can be lowered into the same engine
-// with different name prefixes (each gets its own GraphZone under the root zone).
+// with different name prefixes (each gets its own GraphZone under the root zone; when the engine
+// has no platform yet, an empty root zone "luwusim-root" is created).  Hosts of different
+// lowerings cannot communicate with each other.
 #include <map>
 #include <memory>
 #include <string>

@@ -55,6 +55,10 @@ class Topology {
   // Edges in insertion order (edge(i) has index i).
   const std::vector<Edge>& edges() const { return edges_; }
   Edge edge(std::size_t index) const { return edges_.at(index); }
+  // A link's endpoints as created ("from", "to" in JSON).  Use these, not boost::source/target:
+  // an undirected edge descriptor from out_edges(u) has source u whichever way it was added.
+  Vertex link_from(Edge e) const { return boost::source(edges_[graph[e].index], graph); }
+  Vertex link_to(Edge e) const { return boost::target(edges_[graph[e].index], graph); }
 
   std::vector<Vertex> gpus() const;  // in rank order
   std::vector<Vertex> of_kind(VertexKind kind) const;

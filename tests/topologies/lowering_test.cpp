@@ -1,0 +1,245 @@
+// SimGrid's Engine is one per process and cannot be reset, so every test that builds a platform
+// runs in a forked child (fresh engine) and reports back through a pipe.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include "tests/topologies/topology_test_support.hpp"
+#include "topologies/builders.hpp"
+#include "topologies/lowering.hpp"
+
+using namespace topo_test;
+using namespace luwu::topologies;
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// Runs `body` in a child process with a fresh SimGrid engine; returns what it printed.
+template <typename Body>
+std::string in_child(Body body) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    try {
+      int argc = 2;
+      char arg0[] = "lowering_test";
+      char arg1[] = "--log=root.thres:critical";
+      char* argv[] = {arg0, arg1, nullptr};
+      sg4::Engine engine(&argc, argv);
+      out = body(engine);
+    } catch (const std::exception& e) {
+      out = std::string("exception: ") + e.what();
+    }
+    if (::write(fds[1], out.data(), out.size()) < 0) ::_exit(3);
+    ::close(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, n);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  return out;
+}
+
+// The SimGrid route between two vertices compared with the graph's route: "" when equal.
+std::string compare_route(const Topology& t, const LoweredPlatform& lp, const std::string& a, const std::string& b,
+                          const std::vector<Edge>& expected) {
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  lp.host(a)->route_to(lp.host(b), links, &latency);
+  std::vector<std::string> got, want;
+  for (auto* l : links) got.push_back(l->get_name());
+  double want_latency = 0;
+  Vertex at = t.vertex(a);
+  for (Edge e : expected) {
+    want.push_back(lp.directed_link(t, e, at)->get_name());
+    want_latency += t[e].latency_s;
+    at = route_vertices(t, at, {e}).back();
+  }
+  std::ostringstream msg;
+  if (got != want) {
+    msg << a << "->" << b << ": got";
+    for (auto& s : got) msg << " " << s;
+    msg << "; want";
+    for (auto& s : want) msg << " " << s;
+    msg << "\n";
+  }
+  if (std::abs(latency - want_latency) > 1e-15) msg << a << "->" << b << ": latency " << latency << " want " << want_latency << "\n";
+  return msg.str();
+}
+
+// Sends `bytes` from host a to host b for each (a, b) pair at time 0; returns the completion times.
+std::vector<double> run_flows(sg4::Engine& engine, const LoweredPlatform& lp,
+                              const std::vector<std::pair<std::string, std::string>>& flows, double bytes) {
+  auto done = std::make_shared<std::vector<double>>(flows.size(), -1.0);
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    auto* box = sg4::Mailbox::by_name("flow" + std::to_string(i));
+    sg4::Actor::create("send" + std::to_string(i), lp.host(flows[i].first), [box, bytes] {
+      static int payload = 0;
+      box->put(&payload, static_cast<uint64_t>(bytes));
+    });
+    sg4::Actor::create("recv" + std::to_string(i), lp.host(flows[i].second), [box, done, i] {
+      box->get<int>();
+      (*done)[i] = sg4::Engine::get_clock();
+    });
+  }
+  engine.run();
+  return *done;
+}
+
+double bottleneck_Bps(const Topology& t, const std::vector<Edge>& route) {
+  double b = 1e300;
+  for (Edge e : route) b = std::min(b, t[e].bandwidth_Bps);
+  return b;
+}
+double latency_s(const Topology& t, const std::vector<Edge>& route) {
+  double l = 0;
+  for (Edge e : route) l += t[e].latency_s;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("lowering: every vertex is a host, every link split-duplex, SSDs are disks on their owner") {
+  LuwuStarParams p;
+  p.workers = 4;
+  Topology t = build_luwu_star(p);
+  std::string out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform lp = lower_to_simgrid(t, engine);
+    std::ostringstream s;
+    s << engine.get_host_count() << " " << lp.link_of_edge.size() << " " << lp.disks.size() << "\n";
+    s << lp.host("gpu2")->get_speed() << " " << lp.host("switch")->get_speed() << "\n";
+    auto* disk = lp.disks.at("optnode-ssd1");
+    s << disk->get_host()->get_name() << " " << disk->get_read_bandwidth() << " " << disk->get_write_bandwidth() << "\n";
+    s << lp.disks.at("nvme3-0")->get_host()->get_name() << "\n";
+    s << lp.link_of_edge[0]->get_link_up()->get_name() << " " << lp.link_of_edge[0]->get_link_up()->get_bandwidth() << "\n";
+    return s.str();
+  });
+  std::ostringstream want;
+  want << t.vertex_count() << " " << t.link_count() << " " << t.of_kind(VertexKind::Ssd).size() << "\n";
+  want << t[t.vertex("gpu2")].speed_flops << " " << 1 << "\n";
+  const VertexProps& ssd = t[t.vertex("optnode-ssd1")];
+  want << "optnode " << ssd.read_Bps << " " << ssd.write_Bps << "\n";
+  want << "cpu3\n";
+  want << t[t.edge(0)].name << "_UP " << t[t.edge(0)].bandwidth_Bps << "\n";
+  CHECK(out == want.str());
+}
+
+TEST_CASE("lowering: SimGrid routes are exactly the graph's routes") {
+  LuwuStarParams p;
+  p.workers = 4;
+  p.nvme_per_worker = 2;
+  Topology star = build_luwu_star(p);
+  std::string out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform lp = lower_to_simgrid(star, engine);
+    std::string diff;
+    for (auto [a, b] : std::vector<std::pair<std::string, std::string>>{
+             {"gpu0", "gpu3"}, {"gpu3", "gpu0"}, {"gpu1", "optnode"}, {"optnode", "gpu2"}, {"gpu2", "switch"},
+             {"nvme0-1", "gpu3"}, {"optnode-ssd2", "nic1"}, {"cpu0", "gpu0"}})
+      diff += compare_route(star, lp, a, b, shortest_route(star, star.vertex(a), star.vertex(b)));
+    return diff.empty() ? std::string("same") : diff;
+  });
+  CHECK(out == "same");
+}
+
+TEST_CASE("lowering: a fat-tree with ECMP hashing uses minimum-hop routes, two prefixes coexist") {
+  FatTreeParams p;
+  p.servers = 4;
+  p.gpus_per_server = 2;
+  p.gpus_per_pcie_switch = 2;
+  p.leaf_down_ports = 2;
+  Topology t = build_fat_tree(p);
+  std::string out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform shortest = lower_to_simgrid(t, engine, {.name_prefix = "a/"});
+    LoweringOptions o;
+    o.name_prefix = "b/";
+    o.route_choice = RouteChoice::EcmpHash;
+    LoweredPlatform hashed = lower_to_simgrid(t, engine, o);
+    std::string diff;
+    for (auto [a, b] : std::vector<std::pair<std::string, std::string>>{
+             {"gpu0", "gpu7"}, {"gpu7", "gpu0"}, {"gpu1", "gpu4"}, {"gpu0", "gpu1"}})
+      diff += compare_route(t, shortest, a, b, shortest_route(t, t.vertex(a), t.vertex(b)));
+    // The hashed pick must be one of the ECMP routes.
+    std::set<std::string> picks;
+    for (auto [a, b] : std::vector<std::pair<std::string, std::string>>{{"gpu0", "gpu6"}, {"gpu1", "gpu6"}, {"gpu0", "gpu7"},
+                                                                        {"gpu1", "gpu7"}, {"gpu2", "gpu6"}, {"gpu3", "gpu5"}}) {
+      bool found = false;
+      for (const auto& r : ecmp_routes(t, t.vertex(a), t.vertex(b), 64))
+        found = found || compare_route(t, hashed, a, b, r).empty();
+      if (!found) diff += std::string("hashed route ") + a + "->" + b + " is not an ECMP route\n";
+      std::vector<sg4::Link*> links;
+      hashed.host(a)->route_to(hashed.host(b), links, nullptr);
+      std::string names;
+      for (auto* l : links) names += l->get_name() + " ";
+      picks.insert(names);
+    }
+    if (picks.size() < 2) diff += "ECMP hashing picked the same route for every pair\n";
+    if (shortest.cached_route_count() != 4) diff += "expected 4 cached routes\n";
+    return diff.empty() ? std::string("same") : diff;
+  });
+  CHECK(out == "same");
+}
+
+TEST_CASE("lowering: one flow takes latency + bytes / bottleneck bandwidth; split duplex does not share") {
+  LuwuStarParams p;
+  p.workers = 4;
+  Topology t = build_luwu_star(p);
+  const double bytes = 1e9;
+  auto route = shortest_route(t, t.vertex("gpu0"), t.vertex("gpu3"));
+  // Closed form for a lone flow on the CM02 model without cross traffic.
+  const double alone = latency_s(t, route) + bytes / bottleneck_Bps(t, route);
+
+  std::string out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform lp = lower_to_simgrid(t, engine);
+    auto times = run_flows(engine, lp, {{"gpu0", "gpu3"}}, bytes);
+    std::ostringstream s;
+    s.precision(17);
+    s << times[0];
+    return s.str();
+  });
+  CHECK(std::stod(out) == doctest::Approx(alone).epsilon(1e-9));
+
+  // Opposite directions over the same links: full duplex, each as fast as alone.
+  out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform lp = lower_to_simgrid(t, engine);
+    auto times = run_flows(engine, lp, {{"gpu0", "gpu3"}, {"gpu3", "gpu0"}}, bytes);
+    std::ostringstream s;
+    s.precision(17);
+    s << times[0] << " " << times[1];
+    return s.str();
+  });
+  std::istringstream in(out);
+  double t0 = 0, t1 = 0;
+  in >> t0 >> t1;
+  CHECK(t0 == doctest::Approx(alone).epsilon(1e-9));
+  CHECK(t1 == doctest::Approx(alone).epsilon(1e-9));
+
+  // Two senders into gpu3 share the switch -> nic3 direction: each gets half of it.
+  out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform lp = lower_to_simgrid(t, engine);
+    auto times = run_flows(engine, lp, {{"gpu0", "gpu3"}, {"gpu1", "gpu3"}}, bytes);
+    std::ostringstream s;
+    s.precision(17);
+    s << times[0] << " " << times[1];
+    return s.str();
+  });
+  std::istringstream in2(out);
+  in2 >> t0 >> t1;
+  const double shared = latency_s(t, route) + 2 * bytes / bottleneck_Bps(t, route);
+  CHECK(t0 == doctest::Approx(shared).epsilon(1e-6));
+  CHECK(t1 == doctest::Approx(shared).epsilon(1e-6));
+}
