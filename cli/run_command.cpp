@@ -1,0 +1,52 @@
+// luwusim run SCENARIO.json: simulate the scenario's systems and report the iteration time of each,
+// with its breakdown.
+#include <iostream>
+#include <memory>
+
+#include "cli/command_registry.hpp"
+#include "common/atomic_write.hpp"
+#include "sim/run_scenario.hpp"
+
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  std::vector<std::string> systems;
+  bool json = false;
+  bool csv = false;
+  std::string timeline;
+  std::string mode;
+};
+
+const bool registered = luwu::cli::register_command(
+    "run", "Simulate one training iteration of a scenario under each of its systems", [](CLI::App& app) {
+      auto a = std::make_shared<RunArgs>();
+      app.add_option("scenario", a->scenario, "Scenario JSON file")->required();
+      app.add_option("--system", a->systems, "Only these systems (repeatable; a label or a kind such as zero3)");
+      auto* json = app.add_flag("--json", a->json, "Print {\"scenario\": ..., \"results\": [...]} as JSON");
+      app.add_flag("--csv", a->csv, "Print one CSV row per system")->excludes(json);
+      app.add_option("--timeline", a->timeline, "Write a Chrome trace-event JSON of the iteration (Perfetto)");
+      app.add_option("--mode", a->mode, "Collective simulation mode, overriding the scenario's")
+          ->check(CLI::IsMember({"auto", "detailed", "coarse"}));
+      return [a]() -> int {
+        auto scenario = luwu::sim::load_scenario(a->scenario);
+        if (a->mode == "detailed") scenario.mode = luwu::sim::ModeChoice::Detailed;
+        if (a->mode == "coarse") scenario.mode = luwu::sim::ModeChoice::Coarse;
+        if (a->mode == "auto") scenario.mode = luwu::sim::ModeChoice::Auto;
+        luwu::sim::RunOptions options;
+        options.only_systems = a->systems;
+        options.record_timeline = !a->timeline.empty();
+        options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+        auto run = luwu::sim::run_scenario(scenario, options);
+        if (!a->timeline.empty()) luwu::write_file_atomically(a->timeline, luwu::sim::merged_timeline(run).dump());
+        if (a->json)
+          std::cout << luwu::sim::run_to_json(run).dump(2) << "\n";
+        else if (a->csv)
+          std::cout << luwu::sim::run_to_csv(run);
+        else
+          std::cout << luwu::sim::run_to_table(run);
+        return 0;
+      };
+    });
+
+}  // namespace

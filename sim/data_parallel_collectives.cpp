@@ -1,0 +1,74 @@
+#include "sim/data_parallel_collectives.hpp"
+
+#include <numeric>
+#include <stdexcept>
+
+namespace luwu::sim {
+
+DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*> gpu_hosts,
+                                                 std::vector<int> server_of_rank, CollectiveAlgorithm algorithm,
+                                                 CollectiveContext context)
+    : hosts_(std::move(gpu_hosts)),
+      server_of_rank_(std::move(server_of_rank)),
+      algorithm_(algorithm),
+      context_(context) {
+  if (server_of_rank_.size() != hosts_.size()) throw std::invalid_argument("one server index per rank expected");
+  for (int r = 0; r < world_size(); ++r) {
+    auto& local = ranks_of_server_[server_of_rank_[r]];
+    local_index_.push_back(static_cast<int>(local.size()));
+    local.push_back(r);
+  }
+  for (int r = 0; r < world_size(); ++r) {
+    auto& cross = ranks_of_local_index_[local_index_[r]];
+    cross_index_.push_back(static_cast<int>(cross.size()));
+    cross.push_back(r);
+  }
+  // Hierarchical needs every server to hold the same number of ranks; otherwise use the ring.
+  std::size_t per_server = ranks_of_server_.begin()->second.size();
+  for (auto& [server, ranks] : ranks_of_server_)
+    if (ranks.size() != per_server) algorithm_ = CollectiveAlgorithm::Ring;
+  if (per_server == 1 || ranks_of_server_.size() == 1) algorithm_ = CollectiveAlgorithm::Ring;
+}
+
+const CommGroup& DataParallelCollectives::group(const std::string& name, const std::vector<int>& ranks) {
+  auto it = groups_.find(name);
+  if (it != groups_.end()) return it->second;
+  CommGroup g{name, {}};
+  for (int r : ranks) g.members.push_back(hosts_[r]);
+  return groups_.emplace(name, std::move(g)).first->second;
+}
+
+const CommGroup& DataParallelCollectives::world(const std::string& tag) {
+  std::vector<int> all(hosts_.size());
+  std::iota(all.begin(), all.end(), 0);
+  return group(tag + "/world", all);
+}
+const CommGroup& DataParallelCollectives::local(const std::string& tag, int rank) {
+  int s = server_of_rank_[rank];
+  return group(tag + "/server" + std::to_string(s), ranks_of_server_.at(s));
+}
+const CommGroup& DataParallelCollectives::cross(const std::string& tag, int rank) {
+  int l = local_index_[rank];
+  return group(tag + "/cross" + std::to_string(l), ranks_of_local_index_.at(l));
+}
+
+// In a cross group, a rank's index is its server's position; in a local group, its local index.
+void DataParallelCollectives::all_reduce(const std::string& tag, int rank, double bytes) {
+  if (algorithm_ == CollectiveAlgorithm::Ring) return ring_all_reduce(world(tag), rank, bytes, context_);
+  hierarchical_all_reduce(local(tag, rank), local_index_[rank], cross(tag, rank),
+                          cross_index_[rank], bytes, context_);
+}
+
+void DataParallelCollectives::all_gather(const std::string& tag, int rank, double bytes) {
+  if (algorithm_ == CollectiveAlgorithm::Ring) return ring_all_gather(world(tag), rank, bytes, context_);
+  hierarchical_all_gather(local(tag, rank), local_index_[rank], cross(tag, rank),
+                          cross_index_[rank], bytes, context_);
+}
+
+void DataParallelCollectives::reduce_scatter(const std::string& tag, int rank, double bytes) {
+  if (algorithm_ == CollectiveAlgorithm::Ring) return ring_reduce_scatter(world(tag), rank, bytes, context_);
+  hierarchical_reduce_scatter(local(tag, rank), local_index_[rank], cross(tag, rank),
+                              cross_index_[rank], bytes, context_);
+}
+
+}  // namespace luwu::sim

@@ -1,0 +1,49 @@
+#pragma once
+// The collectives a data-parallel rank issues (all-reduce, all-gather, reduce-scatter over all
+// ranks), choosing the algorithm for the cluster's shape: a flat ring, or hierarchical (inside a
+// multi-GPU server over NVLink/NVSwitch, across servers over the network).  Each stream tag gets
+// its own groups, so collectives on different streams never share mailboxes.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Host.hpp>
+
+#include "sim/collectives.hpp"
+
+namespace luwu::sim {
+
+enum class CollectiveAlgorithm { Ring, Hierarchical };
+
+class DataParallelCollectives {
+ public:
+  // server_of_rank: which server each rank's GPU is in (ranks of a server are contiguous or not;
+  // local order follows rank order).
+  DataParallelCollectives(std::vector<simgrid::s4u::Host*> gpu_hosts, std::vector<int> server_of_rank,
+                          CollectiveAlgorithm algorithm, CollectiveContext context);
+
+  void all_reduce(const std::string& tag, int rank, double buffer_bytes);
+  void all_gather(const std::string& tag, int rank, double buffer_bytes);
+  void reduce_scatter(const std::string& tag, int rank, double buffer_bytes);
+
+  int world_size() const { return static_cast<int>(hosts_.size()); }
+  CollectiveAlgorithm algorithm() const { return algorithm_; }
+
+ private:
+  const CommGroup& group(const std::string& name, const std::vector<int>& ranks);
+  const CommGroup& world(const std::string& tag);
+  const CommGroup& local(const std::string& tag, int rank);
+  const CommGroup& cross(const std::string& tag, int rank);
+
+  std::vector<simgrid::s4u::Host*> hosts_;
+  std::vector<int> server_of_rank_;
+  std::vector<int> local_index_;                 // index of the rank inside its server
+  std::vector<int> cross_index_;                 // index of the rank among ranks with its local index
+  std::map<int, std::vector<int>> ranks_of_server_;
+  std::map<int, std::vector<int>> ranks_of_local_index_;
+  CollectiveAlgorithm algorithm_;
+  CollectiveContext context_;
+  std::map<std::string, CommGroup> groups_;
+};
+
+}  // namespace luwu::sim

@@ -1,0 +1,62 @@
+#include "sim/result.hpp"
+
+namespace luwu::sim {
+
+luwu::Json result_to_json(const SystemResult& r, bool with_links) {
+  luwu::Json j = {{"system", r.system}, {"feasible", r.feasible}, {"workers", r.workers}};
+  if (!r.feasible) {
+    j["reason"] = r.reason;
+    j["memory"] = r.memory;
+    return j;
+  }
+  j["iteration_time_s"] = r.iteration_time_s;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["tflops_per_gpu"] = r.tflops_per_gpu;
+  j["mfu"] = r.mfu;
+  j["breakdown_s"] = {{"compute", r.breakdown.compute_s},
+                      {"exposed_communication", r.breakdown.exposed_communication_s},
+                      {"exposed_optimizer", r.breakdown.exposed_optimizer_s},
+                      {"io_stall", r.breakdown.io_stall_s},
+                      {"idle", r.breakdown.idle_s}};
+  j["network_bytes_per_worker"] = {{"sent", r.sent_bytes_per_worker}, {"received", r.received_bytes_per_worker}};
+  j["gpu_peak_memory_bytes"] = r.gpu_peak_memory_bytes;
+  j["memory"] = r.memory;
+  if (with_links) {
+    luwu::Json links = luwu::Json::array();
+    for (const auto& l : r.links)
+      links.push_back({{"link", l.link}, {"bytes", l.bytes}, {"bandwidth_Bps", l.bandwidth_Bps},
+                       {"utilization", l.utilization}});
+    j["links"] = links;
+  }
+  return j;
+}
+
+SystemResult result_from_json(const luwu::Json& j) {
+  SystemResult r;
+  r.system = j.at("system").get<std::string>();
+  r.feasible = j.at("feasible").get<bool>();
+  r.workers = j.at("workers").get<int>();
+  r.memory = j.value("memory", luwu::Json::object());
+  if (!r.feasible) {
+    r.reason = j.at("reason").get<std::string>();
+    return r;
+  }
+  r.iteration_time_s = j.at("iteration_time_s").get<double>();
+  r.tokens_per_s = j.at("tokens_per_s").get<double>();
+  r.tflops_per_gpu = j.at("tflops_per_gpu").get<double>();
+  r.mfu = j.at("mfu").get<double>();
+  const auto& b = j.at("breakdown_s");
+  r.breakdown = {b.at("compute").get<double>(), b.at("exposed_communication").get<double>(),
+                 b.at("exposed_optimizer").get<double>(), b.at("io_stall").get<double>(), b.at("idle").get<double>()};
+  r.sent_bytes_per_worker = j.at("network_bytes_per_worker").at("sent").get<double>();
+  r.received_bytes_per_worker = j.at("network_bytes_per_worker").at("received").get<double>();
+  r.gpu_peak_memory_bytes = j.at("gpu_peak_memory_bytes").get<std::vector<double>>();
+  if (j.contains("links"))
+    for (const auto& l : j.at("links"))
+      r.links.push_back({l.at("link").get<std::string>(), l.at("bytes").get<double>(),
+                         l.at("bandwidth_Bps").get<double>(), l.at("utilization").get<double>()});
+  if (j.contains("timeline")) r.timeline = j.at("timeline");
+  return r;
+}
+
+}  // namespace luwu::sim

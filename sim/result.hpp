@@ -1,0 +1,47 @@
+#pragma once
+// The result of simulating one system on one scenario: the iteration time and why.
+#include <string>
+#include <vector>
+
+#include "common/json_input.hpp"
+
+namespace luwu::sim {
+
+// Where the iteration time went, averaged over ranks; the parts add up to the iteration time.
+struct Breakdown {
+  double compute_s = 0;                 // forward/recompute/backward kernels (stretched by interference)
+  double exposed_communication_s = 0;   // compute stream waiting for collectives / parameters
+  double exposed_optimizer_s = 0;       // optimizer step on the GPU, or waiting for it elsewhere
+  double io_stall_s = 0;                // waiting for PCIe/NVMe transfers (offload systems)
+  double idle_s = 0;                    // none of the above (e.g. waiting for slower ranks)
+};
+
+struct LinkUse {
+  std::string link;        // SimGrid link name (<edge name>_UP or _DOWN)
+  double bytes = 0;
+  double bandwidth_Bps = 0;
+  double utilization = 0;  // bytes / (bandwidth x iteration time)
+};
+
+struct SystemResult {
+  std::string system;
+  bool feasible = true;
+  std::string reason;  // why not, when not feasible
+  int workers = 0;
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;  // executed FLOPs (recompute included) per second per GPU
+  double mfu = 0;             // model FLOPs (forward + backward, no recompute) / (time x peak)
+  Breakdown breakdown;
+  double sent_bytes_per_worker = 0;
+  double received_bytes_per_worker = 0;
+  std::vector<LinkUse> links;              // sorted by name
+  std::vector<double> gpu_peak_memory_bytes;  // by rank
+  luwu::Json memory = luwu::Json::object();    // the memory footprint behind feasibility
+  luwu::Json timeline;                         // Chrome trace events, when asked for
+};
+
+luwu::Json result_to_json(const SystemResult& r, bool with_links = true);
+SystemResult result_from_json(const luwu::Json& j);
+
+}  // namespace luwu::sim

@@ -1,0 +1,148 @@
+#include "sim/run_scenario.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+#include "sim/hardware.hpp"
+#include "sim/simulate.hpp"
+
+namespace luwu::sim {
+
+ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
+  auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  std::vector<SystemSettings> systems;
+  for (const auto& s : scenario.systems) {
+    bool wanted = options.only_systems.empty() ||
+                  std::find_if(options.only_systems.begin(), options.only_systems.end(), [&](const std::string& o) {
+                    return o == s.label || o == workloads::to_string(s.kind);
+                  }) != options.only_systems.end();
+    if (wanted) systems.push_back(s);
+  }
+  if (systems.empty()) throw std::invalid_argument("no system of the scenario matches the --system filter");
+
+  say("generating the trace of " + scenario.model.name);
+  const auto trace = workloads::generate_trace(scenario.model, scenario.training);
+  const Hardware hardware = hardware_of(scenario.topology);
+  const int workers = static_cast<int>(scenario.topology.gpus().size());
+  SimulationOptions sim_options{scenario.collective_mode(), options.record_timeline};
+
+  ScenarioRun run;
+  run.summary = {{"name", scenario.name},
+                 {"description", scenario.description},
+                 {"model", scenario.model.name},
+                 {"params", trace.total_params()},
+                 {"workers", workers},
+                 {"gpu", hardware.gpu.name},
+                 {"micro_batch", scenario.training.micro_batch},
+                 {"seq_len", scenario.training.seq_len},
+                 {"grad_accum", scenario.training.grad_accum},
+                 {"recompute", scenario.training.recompute},
+                 {"dtype", workloads::to_string(scenario.training.dtype)},
+                 {"tokens_per_iteration", trace.tokens_per_iteration() * workers},
+                 {"flops_per_iteration_per_gpu", trace.flops_per_iteration()},
+                 {"cluster", scenario.cluster},
+                 {"collective_mode", sim_options.mode == CollectiveMode::Detailed ? "detailed" : "coarse"}};
+  int i = 0;
+  for (const auto& s : systems) {
+    say(fmt::format("[{}/{}] simulating {}", ++i, systems.size(), s.label));
+    run.results.push_back(simulate_system(trace, scenario.topology, hardware, s, sim_options));
+  }
+  return run;
+}
+
+luwu::Json run_to_json(const ScenarioRun& run) {
+  luwu::Json results = luwu::Json::array();
+  for (const auto& r : run.results) results.push_back(result_to_json(r));
+  return {{"scenario", run.summary}, {"results", results}};
+}
+
+std::string run_to_csv(const ScenarioRun& run) {
+  std::ostringstream out;
+  out << "scenario,system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
+         "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,idle_s,"
+         "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes\n";
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const auto& r : run.results) {
+    out << quoted(run.summary.at("name").get<std::string>()) << ',' << r.system << ',' << r.workers << ','
+        << (r.feasible ? "true" : "false") << ',' << quoted(r.reason) << ',';
+    if (!r.feasible) {
+      out << ",,,,,,,,,,,\n";
+      continue;
+    }
+    double peak = r.gpu_peak_memory_bytes.empty()
+                      ? 0
+                      : *std::max_element(r.gpu_peak_memory_bytes.begin(), r.gpu_peak_memory_bytes.end());
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.iteration_time_s, r.tokens_per_s, r.tflops_per_gpu,
+                       r.mfu, r.breakdown.compute_s, r.breakdown.exposed_communication_s,
+                       r.breakdown.exposed_optimizer_s, r.breakdown.io_stall_s, r.breakdown.idle_s,
+                       r.sent_bytes_per_worker, r.received_bytes_per_worker, peak);
+  }
+  return out.str();
+}
+
+std::string run_to_table(const ScenarioRun& run) {
+  const auto& s = run.summary;
+  std::ostringstream out;
+  out << fmt::format("{}: {} ({} params), {} workers x {}, micro-batch {}, sequence {}, grad-accum {}, recompute {}\n",
+                     s.at("name").get<std::string>(), s.at("model").get<std::string>(),
+                     units::count(s.at("params").get<double>()), s.at("workers").get<int>(),
+                     s.at("gpu").get<std::string>(), s.at("micro_batch").get<int>(), s.at("seq_len").get<int>(),
+                     s.at("grad_accum").get<int>(), s.at("recompute").get<bool>() ? "on" : "off");
+  out << fmt::format("collectives simulated in {} mode\n\n", s.at("collective_mode").get<std::string>());
+  out << fmt::format("{:<20} {:>11} {:>12} {:>10} {:>6} | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n", "system",
+                     "iteration", "tokens/s", "TFLOP/s/GPU", "MFU", "compute", "exp. comm", "exp. optim",
+                     "I/O stall", "idle", "sent/GPU");
+  double slowest = 0;
+  for (const auto& r : run.results)
+    if (r.feasible) slowest = std::max(slowest, r.iteration_time_s);
+  for (const auto& r : run.results) {
+    if (!r.feasible) {
+      out << fmt::format("{:<20} does not run: {}\n", r.system, r.reason);
+      continue;
+    }
+    const auto& b = r.breakdown;
+    out << fmt::format("{:<20} {:>11} {:>12.0f} {:>10.1f} {:>5.1f}% | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n",
+                       r.system, units::seconds(r.iteration_time_s), r.tokens_per_s, r.tflops_per_gpu, 100 * r.mfu,
+                       units::seconds(b.compute_s), units::seconds(b.exposed_communication_s),
+                       units::seconds(b.exposed_optimizer_s), units::seconds(b.io_stall_s), units::seconds(b.idle_s),
+                       units::bytes(r.sent_bytes_per_worker));
+  }
+  bool any = false;
+  for (const auto& r : run.results) {
+    if (!r.feasible || slowest <= 0) continue;
+    if (!any) out << "\nspeedup over the slowest system that runs:\n";
+    any = true;
+    out << fmt::format("  {:<20} {:.2f}x\n", r.system, slowest / r.iteration_time_s);
+  }
+  return out.str();
+}
+
+luwu::Json merged_timeline(const ScenarioRun& run) {
+  luwu::Json events = luwu::Json::array();
+  int pid_offset = 0;
+  for (const auto& r : run.results) {
+    if (!r.timeline.is_object()) continue;
+    int max_pid = 0;
+    for (auto e : r.timeline.at("traceEvents")) {
+      int pid = e.at("pid").get<int>();
+      max_pid = std::max(max_pid, pid);
+      e["pid"] = pid + pid_offset;
+      if (e.at("ph") == "M" && e.at("name") == "process_name")
+        e["args"]["name"] = r.system + "/" + e["args"]["name"].get<std::string>();
+      events.push_back(e);
+    }
+    pid_offset += max_pid;
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace luwu::sim

@@ -1,0 +1,36 @@
+#pragma once
+// Running a scenario: its trace, its hardware, every system it names; and the report of it as a
+// table with units, JSON or CSV.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/result.hpp"
+#include "sim/scenario.hpp"
+#include "workloads/trace.hpp"
+
+namespace luwu::sim {
+
+struct ScenarioRun {
+  luwu::Json summary;  // what was simulated: model, params, tokens, cluster, mode
+  std::vector<SystemResult> results;
+};
+
+struct RunOptions {
+  std::vector<std::string> only_systems;  // labels or kinds; empty = all of the scenario's
+  bool record_timeline = false;
+  std::function<void(const std::string&)> progress;  // one line per step, for stderr
+};
+
+ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options);
+
+// {"scenario": summary, "results": [...]}
+luwu::Json run_to_json(const ScenarioRun& run);
+// One row per system, flat columns with units in their names.
+std::string run_to_csv(const ScenarioRun& run);
+// A table with units, the breakdown, and speedups against the slowest feasible system.
+std::string run_to_table(const ScenarioRun& run);
+// All systems' timelines in one Chrome trace (components prefixed by the system).
+luwu::Json merged_timeline(const ScenarioRun& run);
+
+}  // namespace luwu::sim

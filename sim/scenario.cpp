@@ -1,0 +1,187 @@
+#include "sim/scenario.hpp"
+
+#include <filesystem>
+
+#include "common/units.hpp"
+#include "topologies/builders.hpp"
+#include "topologies/json_format.hpp"
+#include "topologies/validate.hpp"
+#include "workloads/model_catalog.hpp"
+#include "workloads/trace.hpp"
+
+namespace luwu::sim {
+namespace {
+
+double rate_of(const JsonNode& node) {
+  if (node.is_number()) return node.as_positive();
+  try {
+    double v = units::parse_quantity(node.as_string(), units::Dim::BytesPerSecond);
+    if (v <= 0) node.fail("expected a positive rate");
+    return v;
+  } catch (const std::invalid_argument& e) {
+    node.fail(e.what());
+  }
+}
+
+int int_arg(const JsonNode& c, const std::string& key, int dflt, int lo = 1, int hi = 1 << 24) {
+  return static_cast<int>(c.get_int(key, dflt, lo, hi));
+}
+
+void profile_args(const JsonNode& c, const std::vector<std::pair<std::string, std::string*>>& roles) {
+  if (!c.has("profiles")) return;
+  JsonNode p = c.at("profiles");
+  std::vector<std::string> known;
+  for (auto& [role, target] : roles) known.push_back(role);
+  p.only_keys(known);
+  for (auto& [role, target] : roles)
+    if (p.has(role)) *target = p.at(role).as_string();
+}
+
+topologies::Topology build_luwu_star(const JsonNode& c) {
+  c.only_keys({"topology", "workers", "network", "profiles", "optimizer_nics", "optimizer_ssds", "nvme_per_worker"});
+  topologies::LuwuStarParams p;
+  p.workers = int_arg(c, "workers", p.workers);
+  if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
+  p.optimizer_nics = int_arg(c, "optimizer_nics", p.optimizer_nics);
+  p.optimizer_ssds = int_arg(c, "optimizer_ssds", p.optimizer_ssds, 0);
+  p.nvme_per_worker = int_arg(c, "nvme_per_worker", p.nvme_per_worker, 0);
+  profile_args(c, {{"gpu", &p.gpu_profile}, {"pcie", &p.pcie_profile}, {"nic", &p.nic_profile},
+                   {"switch", &p.switch_profile}, {"host", &p.host_profile}, {"ssd", &p.ssd_profile},
+                   {"optimizer_nic", &p.optimizer_nic_profile}});
+  return topologies::build_luwu_star(p);
+}
+
+topologies::Topology build_dgx(const JsonNode& c) {
+  c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
+               "network", "profiles"});
+  topologies::DgxParams p;
+  p.servers = int_arg(c, "servers", p.servers);
+  p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server);
+  p.gpus_per_nic = int_arg(c, "gpus_per_nic", p.gpus_per_nic);
+  p.gpus_per_pcie_switch = int_arg(c, "gpus_per_pcie_switch", p.gpus_per_pcie_switch);
+  p.nvme_per_server = int_arg(c, "nvme_per_server", p.nvme_per_server, 0);
+  if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
+  profile_args(c, {{"gpu", &p.gpu_profile}, {"nvlink", &p.nvlink_profile}, {"pcie", &p.pcie_profile},
+                   {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
+                   {"ssd", &p.ssd_profile}});
+  return topologies::build_dgx(p);
+}
+
+topologies::Topology build_fat_tree(const JsonNode& c) {
+  c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
+               "tiers", "leaf_down_ports", "oversubscription", "network", "profiles"});
+  topologies::FatTreeParams p;
+  p.servers = int_arg(c, "servers", p.servers);
+  p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server);
+  p.gpus_per_nic = int_arg(c, "gpus_per_nic", p.gpus_per_nic);
+  p.gpus_per_pcie_switch = int_arg(c, "gpus_per_pcie_switch", p.gpus_per_pcie_switch);
+  p.nvme_per_server = int_arg(c, "nvme_per_server", p.nvme_per_server, 0);
+  p.tiers = int_arg(c, "tiers", p.tiers, 2, 3);
+  p.leaf_down_ports = int_arg(c, "leaf_down_ports", p.leaf_down_ports, 0);
+  if (c.has("oversubscription")) p.oversubscription = c.at("oversubscription").as_positive();
+  if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
+  profile_args(c, {{"gpu", &p.gpu_profile}, {"nvlink", &p.nvlink_profile}, {"pcie", &p.pcie_profile},
+                   {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
+                   {"ssd", &p.ssd_profile}});
+  return topologies::build_fat_tree(p);
+}
+
+}  // namespace
+
+topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::string& scenario_dir) {
+  c.expect_object();
+  if (c.has("topology_file")) {
+    c.only_keys({"topology_file"});
+    std::filesystem::path path = c.at("topology_file").as_string();
+    if (path.is_relative() && !scenario_dir.empty()) path = std::filesystem::path(scenario_dir) / path;
+    auto topo = topologies::load_topology(path.string());
+    topologies::validate_topology(topo, path.string());
+    return topo;
+  }
+  const std::string kind = c.at("topology").as_string();
+  // Builders reject impossible parameters with std::invalid_argument: report them at the cluster.
+  try {
+    topologies::Topology topo;
+    if (kind == "luwu-star") topo = build_luwu_star(c);
+    else if (kind == "dgx") topo = build_dgx(c);
+    else if (kind == "fat-tree") topo = build_fat_tree(c);
+    else c.at("topology").fail("unknown topology builder \"" + kind + "\" (expected luwu-star, dgx or fat-tree)");
+    topologies::validate_topology(topo, c.file());
+    return topo;
+  } catch (const std::invalid_argument& e) {
+    c.fail(e.what());
+  }
+}
+
+CollectiveMode Scenario::collective_mode() const {
+  if (mode == ModeChoice::Detailed) return CollectiveMode::Detailed;
+  if (mode == ModeChoice::Coarse) return CollectiveMode::Coarse;
+  return static_cast<int>(topology.gpus().size()) <= kDetailedMaxGpus ? CollectiveMode::Detailed
+                                                                       : CollectiveMode::Coarse;
+}
+
+Scenario scenario_from_json(const JsonNode& root) {
+  root.only_keys({"name", "description", "model", "training", "cluster", "systems", "simulation"});
+  Scenario s;
+  s.file = root.file();
+  s.name = root.get_string("name", std::filesystem::path(root.file()).stem().string());
+  s.description = root.get_string("description", "");
+
+  JsonNode model = root.at("model");
+  if (model.is_string()) {
+    const auto* m = workloads::find_catalog_model(model.as_string());
+    if (!m) {
+      auto names = workloads::catalog_model_names();
+      std::string hint = nearest_key(model.as_string(), names);
+      model.fail("unknown model \"" + model.as_string() + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+    }
+    s.model = *m;
+  } else {
+    s.model = workloads::model_from_json(model);
+  }
+
+  JsonNode t = root.at("training");
+  t.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "dtype"});
+  s.training.micro_batch = static_cast<int>(t.at("micro_batch").as_int(1, 1 << 20));
+  s.training.seq_len = static_cast<int>(t.get_int("seq_len", s.training.seq_len, 1, 1 << 24));
+  s.training.grad_accum = static_cast<int>(t.get_int("grad_accum", 1, 1, 1 << 20));
+  s.training.recompute = t.get_bool("recompute", false);
+  if (t.has("dtype")) {
+    try {
+      s.training.dtype = workloads::parse_dtype(t.at("dtype").as_string());
+    } catch (const std::invalid_argument& e) {
+      t.at("dtype").fail(e.what());
+    }
+  }
+  try {
+    workloads::validate_training(s.model, s.training);
+  } catch (const std::invalid_argument& e) {
+    t.fail(e.what());
+  }
+
+  const std::string dir = std::filesystem::path(root.file()).parent_path().string();
+  s.cluster = root.at("cluster").raw();
+  s.topology = topology_from_cluster_json(root.at("cluster"), dir);
+
+  JsonNode systems = root.at("systems");
+  for (std::size_t i = 0; i < systems.size(); ++i) s.systems.push_back(system_settings_from_json(systems.at(i)));
+  if (s.systems.empty()) systems.fail("expected at least one system");
+
+  if (root.has("simulation")) {
+    JsonNode sim = root.at("simulation");
+    sim.only_keys({"mode"});
+    std::string mode = sim.get_string("mode", "auto");
+    if (mode == "auto") s.mode = ModeChoice::Auto;
+    else if (mode == "detailed") s.mode = ModeChoice::Detailed;
+    else if (mode == "coarse") s.mode = ModeChoice::Coarse;
+    else sim.at("mode").fail("expected \"auto\", \"detailed\" or \"coarse\"");
+  }
+  return s;
+}
+
+Scenario load_scenario(const std::string& file) {
+  Json j = load_json_file(file);
+  return scenario_from_json(JsonNode(j, file));
+}
+
+}  // namespace luwu::sim

@@ -1,0 +1,50 @@
+#pragma once
+// A scenario: which model, trained how, on which cluster, under which systems.  JSON:
+//   {"name": "...", "description": "...",
+//    "model": "gpt3-175b" | {inline model, see workloads/model_config.hpp},
+//    "training": {"micro_batch": 16, "seq_len": 2048, "grad_accum": 1, "recompute": true, "dtype": "fp16"},
+//    "cluster": {"topology": "luwu-star" | "dgx" | "fat-tree", <builder arguments>}
+//             | {"topology_file": "path.json"},
+//    "systems": ["ddp", {"name": "zero3", "prefetch_layers": 2}, ...],
+//    "simulation": {"mode": "auto" | "detailed" | "coarse"}}
+// Builder arguments are the fields of topologies/builders.hpp's parameter structs under the same
+// names (workers, servers, gpus_per_server, ...), profiles by role ("gpu", "nic", "switch", ...),
+// and "network" as a rate with its unit ("100Gb/s").  A relative topology_file is resolved
+// against the scenario file's folder.
+#include <string>
+#include <vector>
+
+#include "common/json_input.hpp"
+#include "sim/collectives.hpp"
+#include "sim/system_settings.hpp"
+#include "topologies/topology.hpp"
+#include "workloads/model_config.hpp"
+#include "workloads/training_config.hpp"
+
+namespace luwu::sim {
+
+enum class ModeChoice { Auto, Detailed, Coarse };
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string file;
+  workloads::ModelConfig model;
+  workloads::TrainingConfig training;
+  topologies::Topology topology;
+  luwu::Json cluster = luwu::Json::object();  // as written, for the record
+  std::vector<SystemSettings> systems;
+  ModeChoice mode = ModeChoice::Auto;
+
+  // Auto: every ring step a flow up to kDetailedMaxGpus GPUs, coarse beyond (see collectives.hpp).
+  static constexpr int kDetailedMaxGpus = 64;
+  CollectiveMode collective_mode() const;
+};
+
+Scenario scenario_from_json(const luwu::JsonNode& root);
+Scenario load_scenario(const std::string& file);
+
+// Builds a topology from a builder name and its JSON arguments (the "cluster" object).
+topologies::Topology topology_from_cluster_json(const luwu::JsonNode& cluster, const std::string& scenario_dir);
+
+}  // namespace luwu::sim

@@ -1,0 +1,133 @@
+#include "sim/simulate.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "models/gpu.hpp"
+#include "sim/engine_config.hpp"
+#include "sim/isolated_run.hpp"
+#include "sim/rank_env.hpp"
+#include "topologies/lowering.hpp"
+#include "workloads/memory_footprint.hpp"
+
+namespace luwu::sim {
+namespace {
+
+using workloads::SystemKind;
+
+CollectiveAlgorithm algorithm_of(const SystemSettings& s) {
+  return s.collective_algorithm == "ring" ? CollectiveAlgorithm::Ring : CollectiveAlgorithm::Hierarchical;
+}
+
+void run_schedule(SystemKind kind, RankEnv& env) {
+  switch (kind) {
+    case SystemKind::Ddp: return run_ddp_rank(env);
+    case SystemKind::Zero3: return run_zero3_rank(env);
+    default: throw std::invalid_argument("no schedule for " + workloads::to_string(kind));
+  }
+}
+
+// Runs inside the simulation process: the engine, the platform, one actor per rank.
+luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topologies::Topology& topo,
+                                    const SystemSettings& system, const SimulationOptions& options,
+                                    const models::GpuSpec& gpu_spec) {
+  auto engine = make_engine();
+  topologies::LoweringOptions lowering;
+  lowering.configure_rdma = false;  // make_engine() has configured the network model
+  auto platform = topologies::lower_to_simgrid(topo, *engine, lowering);
+
+  const auto gpu_vertices = topo.gpus();
+  const int world = static_cast<int>(gpu_vertices.size());
+  std::vector<simgrid::s4u::Host*> hosts;
+  std::vector<int> servers;
+  for (auto v : gpu_vertices) {
+    hosts.push_back(platform.host_of_vertex.at(v));
+    servers.push_back(topo[v].server);
+  }
+
+  Timeline timeline(options.record_timeline);
+  TrafficMeter traffic;
+  DataParallelCollectives collectives(hosts, servers, algorithm_of(system), CollectiveContext{options.mode, &traffic});
+  std::vector<std::unique_ptr<GpuDevice>> gpus;
+  for (int r = 0; r < world; ++r) gpus.push_back(std::make_unique<GpuDevice>(r, hosts[r], gpu_spec, &timeline));
+
+  for (int r = 0; r < world; ++r) {
+    simgrid::s4u::Actor::create("rank" + std::to_string(r), hosts[r], [&, r] {
+      RankEnv env{trace, *gpus[r], collectives, timeline, system, world};
+      run_schedule(system.kind, env);
+      gpus[r]->times().finish_s = simgrid::s4u::Engine::get_clock();
+    });
+  }
+  engine->run();
+
+  SystemResult result;
+  result.system = system.label;
+  result.workers = world;
+  for (auto& g : gpus) result.iteration_time_s = std::max(result.iteration_time_s, g->times().finish_s);
+  const double t = result.iteration_time_s;
+  for (auto& g : gpus) {
+    const RankTimes& rt = g->times();
+    result.breakdown.compute_s += rt.compute_s / world;
+    result.breakdown.exposed_communication_s += rt.communication_wait_s / world;
+    result.breakdown.exposed_optimizer_s += rt.optimizer_s / world;
+    result.breakdown.io_stall_s += rt.io_wait_s / world;
+    // Idle is what the accounted parts leave; rounding can leave a negative crumb.
+    double idle = t - rt.compute_s - rt.communication_wait_s - rt.optimizer_s - rt.io_wait_s;
+    result.breakdown.idle_s += (idle > 1e-9 * t ? idle : 0.0) / world;
+    result.sent_bytes_per_worker += traffic.sent(g->host()->get_name()) / world;
+    result.received_bytes_per_worker += traffic.received(g->host()->get_name()) / world;
+  }
+  result.tokens_per_s = trace.tokens_per_iteration() * world / t;
+  result.tflops_per_gpu = trace.flops_per_iteration() / t / 1e12;
+  const double model_flops = trace.flops_of(workloads::OpKind::Forward) + trace.flops_of(workloads::OpKind::Backward);
+  result.mfu = model_flops / (t * gpu_spec.peak_flops(precision_of(trace.training.dtype)));
+  for (const auto& [name, bytes] : traffic.link_bytes()) {
+    double bw = simgrid::s4u::Link::by_name(name)->get_bandwidth();
+    result.links.push_back({name, bytes, bw, bytes / (bw * t)});
+  }
+  luwu::Json j = result_to_json(result);
+  if (options.record_timeline) j["timeline"] = timeline.to_chrome_trace();
+  return j;
+}
+
+}  // namespace
+
+bool is_simulated(SystemKind kind) { return kind == SystemKind::Ddp || kind == SystemKind::Zero3; }
+
+SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
+                             const Hardware& hardware, const SystemSettings& system,
+                             const SimulationOptions& options) {
+  if (!is_simulated(system.kind))
+    throw std::invalid_argument("luwusim cannot simulate " + workloads::to_string(system.kind) + " yet");
+  const models::GpuSpec& gpu_spec = hardware.gpu;
+  const int world = static_cast<int>(topology.gpus().size());
+
+  workloads::MemoryOptions memory_options;
+  memory_options.prefetch_layers = system.prefetch_layers;
+  memory_options.ddp_bucket_bytes = system.bucket_bytes;
+  const auto footprint = workloads::memory_footprint(trace, system.kind, world, gpu_spec.hbm_bytes, memory_options);
+
+  SystemResult result;
+  if (!footprint.fits) {
+    result.system = system.label;
+    result.workers = world;
+    result.feasible = false;
+    result.reason = footprint.reason;
+    result.memory = workloads::footprint_to_json(footprint);
+    return result;
+  }
+
+  auto outcome = run_isolated([&] { return simulate_in_this_process(trace, topology, system, options, gpu_spec).dump(); });
+  if (!outcome.ok) throw std::runtime_error("simulating " + system.label + " failed: " + outcome.output);
+  result = result_from_json(luwu::Json::parse(outcome.output));
+  result.memory = workloads::footprint_to_json(footprint);
+  result.gpu_peak_memory_bytes.assign(static_cast<std::size_t>(world), static_cast<double>(footprint.gpu_total_bytes()));
+  return result;
+}
+
+}  // namespace luwu::sim

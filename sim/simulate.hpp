@@ -1,0 +1,28 @@
+#pragma once
+// Simulating one system on one cluster: the trace is replayed by one actor per rank under the
+// system's schedule, on the SimGrid platform lowered from the topology.  Each call runs in its own
+// process (SimGrid allows one engine per process).
+#include "sim/collectives.hpp"
+#include "sim/hardware.hpp"
+#include "sim/result.hpp"
+#include "sim/system_settings.hpp"
+#include "topologies/topology.hpp"
+#include "workloads/trace.hpp"
+
+namespace luwu::sim {
+
+struct SimulationOptions {
+  CollectiveMode mode = CollectiveMode::Detailed;
+  bool record_timeline = false;
+};
+
+// A configuration that cannot run (it does not fit in GPU memory) is a result with feasible ==
+// false and the reason; a system luwusim cannot simulate yet is std::invalid_argument.
+SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
+                             const Hardware& hardware, const SystemSettings& system,
+                             const SimulationOptions& options);
+
+// The systems whose schedules exist.
+bool is_simulated(workloads::SystemKind kind);
+
+}  // namespace luwu::sim

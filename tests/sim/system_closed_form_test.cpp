@@ -1,0 +1,180 @@
+// DDP and ZeRO-3 schedules against closed forms derived here from the topology's links and the
+// GPU model, on synthetic traces (so each case isolates compute, communication or overlap).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "models/optimizer_cost.hpp"
+#include "sim/collectives.hpp"
+#include "sim/op_timing.hpp"
+#include "sim/simulate.hpp"
+#include "topologies/builders.hpp"
+#include "topologies/routes.hpp"
+#include "workloads/model_catalog.hpp"
+
+using namespace luwu;
+using workloads::OpKind;
+
+namespace {
+
+// L transformer layers of `params` parameters each, fp16, one micro-batch; every op `flops`.
+workloads::Trace synthetic_trace(int layers, std::uint64_t params, double flops) {
+  workloads::Trace t;
+  t.model = *workloads::find_catalog_model("gpt3-1.3b");
+  t.training.micro_batch = 1;
+  t.training.seq_len = 2048;
+  for (int l = 0; l < layers; ++l) {
+    workloads::LayerInfo info;
+    info.name = "block_" + std::to_string(l);
+    info.params = info.params_used = params;
+    info.forward_flops = info.backward_flops = flops;
+    t.layers.push_back(info);
+  }
+  for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, 0, flops, 2 * params, 0, 0, 0});
+  for (int l = layers - 1; l >= 0; --l) t.ops.push_back({OpKind::Backward, l, 0, flops, 2 * params, 2 * params, 0, 0});
+  return t;
+}
+
+struct Path {
+  double latency_s = 0;
+  double bandwidth_Bps = std::numeric_limits<double>::infinity();
+};
+
+// Latency and bottleneck bandwidth of the graph route between two GPUs.
+Path gpu_path(const topologies::Topology& topo, int a, int b) {
+  Path p;
+  auto gpus = topo.gpus();
+  for (auto e : topologies::shortest_route(topo, gpus[a], gpus[b])) {
+    p.latency_s += topo[e].latency_s;
+    p.bandwidth_Bps = std::min(p.bandwidth_Bps, topo[e].bandwidth_Bps);
+  }
+  return p;
+}
+
+sim::Hardware quiet_hardware(const topologies::Topology& topo) {
+  auto hw = sim::hardware_of(topo);
+  hw.gpu.collective_interference = 0;  // closed forms without interference
+  hw.gpu.dma_interference = 0;
+  return hw;
+}
+
+double optimizer_s(const sim::Hardware& hw, double params) {
+  return models::optimizer_update_time_s(params, models::adam_mixed_precision_cost(), hw.gpu.hbm_Bps, hw.gpu.hbm_Bps,
+                                         hw.gpu.peak_fp32_flops);
+}
+
+double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
+  double sum = 0;
+  for (const auto& op : t.ops)
+    sum += hw.gpu.compute_time_s(op.flops, 2048.0, t.model.hidden, t.model.hidden, models::Precision::Fp16);
+  return sum;
+}
+
+sim::SystemSettings system(workloads::SystemKind kind) {
+  sim::SystemSettings s;
+  s.kind = kind;
+  s.label = workloads::to_string(kind);
+  return s;
+}
+
+topologies::Topology star(int workers) {
+  topologies::LuwuStarParams p;
+  p.workers = workers;
+  return topologies::build_luwu_star(p);
+}
+
+}  // namespace
+
+TEST_CASE("compute only: one worker's iteration is the sum of its kernels plus the optimizer step") {
+  auto topo = star(1);
+  auto hw = quiet_hardware(topo);
+  auto trace = synthetic_trace(6, 10'000'000, 3e12);
+  for (auto kind : {workloads::SystemKind::Ddp, workloads::SystemKind::Zero3}) {
+    auto r = sim::simulate_system(trace, topo, hw, system(kind), {});
+    double expected = compute_s(trace, hw) + optimizer_s(hw, 6 * 10e6);
+    CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-9));
+    CHECK(r.sent_bytes_per_worker == 0);
+  }
+}
+
+TEST_CASE("communication only: DDP all-reduces each bucket in turn, ZeRO-3 gathers twice and reduce-scatters") {
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  Path hop = gpu_path(topo, 0, 1);
+  const std::uint64_t params = 50'000'000;  // 100 MB of fp16 gradient: one 25 MB-bucket per layer
+
+  auto ddp_trace = synthetic_trace(3, params, 0);
+  auto ddp = sim::simulate_system(ddp_trace, topo, hw, system(workloads::SystemKind::Ddp), {});
+  double ddp_expected = 3 * sim::ring_all_reduce_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps) +
+                        optimizer_s(hw, 3.0 * params);
+  CHECK(ddp.iteration_time_s == doctest::Approx(ddp_expected).epsilon(1e-3));
+
+  auto z3_trace = synthetic_trace(1, params, 0);
+  auto z3 = sim::simulate_system(z3_trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  double gather = sim::ring_all_gather_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps);
+  double z3_expected = 3 * gather + optimizer_s(hw, params / double(n));
+  CHECK(z3.iteration_time_s == doctest::Approx(z3_expected).epsilon(1e-3));
+}
+
+TEST_CASE("perfect overlap: only the first layer's gather and the last gradient collective are exposed") {
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  Path hop = gpu_path(topo, 0, 1);
+  const std::uint64_t params = 20'000'000;  // 40 MB per layer: a few ms on the wire
+  auto trace = synthetic_trace(8, params, 40e12);  // ~0.25 s of compute per op
+
+  auto ddp = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Ddp), {});
+  double ddp_expected = compute_s(trace, hw) +
+                        sim::ring_all_reduce_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps) +
+                        optimizer_s(hw, 8.0 * params);
+  CHECK(ddp.iteration_time_s == doctest::Approx(ddp_expected).epsilon(1e-3));
+
+  auto z3 = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  double collective = sim::ring_all_gather_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps);
+  double z3_expected = collective + compute_s(trace, hw) + collective + optimizer_s(hw, 8.0 * params / n);
+  CHECK(z3.iteration_time_s == doctest::Approx(z3_expected).epsilon(1e-3));
+  CHECK(z3.breakdown.exposed_communication_s == doctest::Approx(2 * collective).epsilon(1e-3));
+}
+
+TEST_CASE("ZeRO-3 sends 1.5x the bytes per worker of DDP per step (ZeRO paper, section 7)") {
+  auto topo = star(8);
+  auto hw = quiet_hardware(topo);
+  auto trace = synthetic_trace(4, 30'000'000, 1e12);
+  auto ddp = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Ddp), {});
+  auto z3 = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  // DDP: ring all-reduce sends 2 (N-1)/N x 2P bytes per worker.
+  CHECK(ddp.sent_bytes_per_worker == doctest::Approx(2.0 * 7 / 8 * 2 * 4 * 30e6).epsilon(1e-9));
+  CHECK(z3.sent_bytes_per_worker / ddp.sent_bytes_per_worker == doctest::Approx(1.5).epsilon(1e-9));
+}
+
+TEST_CASE("a collective kernel slows the compute it overlaps by the GPU's interference share") {
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  hw.gpu.collective_interference = 0.2;
+  auto quiet = quiet_hardware(topo);
+  auto trace = synthetic_trace(8, 20'000'000, 40e12);
+  auto noisy = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  auto calm = sim::simulate_system(trace, topo, quiet, system(workloads::SystemKind::Zero3), {});
+  // Each all-gather / reduce-scatter of t seconds that runs under compute costs the compute
+  // t x share / (1 - share) seconds extra.
+  CHECK(noisy.breakdown.compute_s > calm.breakdown.compute_s);
+  Path hop = gpu_path(topo, 0, 1);
+  double gather = sim::ring_all_gather_closed_form_s(n, 4e7, hop.latency_s, hop.bandwidth_Bps);
+  // Hidden collectives: 15 gathers (all but the first) and 7 reduce-scatters (all but the last).
+  double expected_extra = 22 * gather * (0.2 / 0.8);
+  CHECK(noisy.breakdown.compute_s - calm.breakdown.compute_s == doctest::Approx(expected_extra).epsilon(0.02));
+}
+
+TEST_CASE("the same scenario twice gives identical output") {
+  auto topo = star(4);
+  auto hw = sim::hardware_of(topo);
+  auto trace = synthetic_trace(5, 25'000'000, 5e12);
+  auto a = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  auto b = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  CHECK(sim::result_to_json(a).dump() == sim::result_to_json(b).dump());
+}
