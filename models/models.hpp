@@ -1,6 +1,7 @@
 #pragma once
 // Everything in models/: include this to use the hardware models.
 #include "models/cpu.hpp"
+#include "models/derived.hpp"
 #include "models/gpu.hpp"
 #include "models/memory.hpp"
 #include "models/nic.hpp"

@@ -1,0 +1,46 @@
+#include "models/derived.hpp"
+
+#include "models/models.hpp"
+
+namespace luwu::models {
+
+std::vector<DerivedQuantity> derived_quantities(const Profile& p) {
+  std::vector<DerivedQuantity> out;
+  if (p.kind == "gpu") {
+    GpuSpec g = gpu_from_profile(p);
+    out.push_back({"ridge_point_fp16", g.peak_fp16_flops / g.hbm_Bps, "FLOP/B", "peak_fp16_flops / hbm_bandwidth"});
+    out.push_back({"gemm_efficiency_1024", g.gemm_efficiency(1024, 1024, 1024), "fraction",
+                   "gemm_efficiency_max * d / (d + gemm_half_efficiency_dim), d = 1024"});
+    out.push_back({"gemm_efficiency_12288", g.gemm_efficiency(12288, 12288, 12288), "fraction",
+                   "gemm_efficiency_max * d / (d + gemm_half_efficiency_dim), d = 12288"});
+  } else if (p.kind == "pcie") {
+    PcieSpec s = pcie_from_profile(p);
+    out.push_back({"encoding_efficiency", s.encoding_efficiency, "fraction", "encoding_payload_bits / encoding_symbol_bits"});
+    out.push_back({"protocol_efficiency", s.protocol_efficiency, "fraction",
+                   "max_payload / (max_payload + tlp_overhead + dllp_overhead_per_tlp)"});
+    out.push_back({"raw_bandwidth_per_direction", s.raw_Bps_per_direction(), "B/s",
+                   "lanes * transfer_rate_per_lane * encoding_efficiency / 8"});
+    out.push_back({"achieved_bandwidth_per_direction", s.achieved_Bps_per_direction(), "B/s",
+                   "raw_bandwidth_per_direction * protocol_efficiency"});
+  } else if (p.kind == "nic" || p.kind == "smartnic") {
+    NicSpec n = nic_from_profile(p);
+    out.push_back({"goodput", n.goodput_Bps(), "B/s", "line_rate * mtu / (mtu + header_overhead)"});
+    if (p.kind == "smartnic") {
+      SmartNicSpec s = smartnic_from_profile(p);
+      out.push_back({"throughput_256B_packets", s.throughput_Bps(256), "B/s",
+                     "min(line goodput at 256 B, packet_rate * 256 B, processing_bandwidth)"});
+      out.push_back({"throughput_mtu_packets", s.throughput_Bps(n.mtu_bytes), "B/s",
+                     "min(goodput, packet_rate * mtu, processing_bandwidth)"});
+    }
+  } else if (p.kind == "switch") {
+    SwitchSpec s = switch_from_profile(p);
+    out.push_back({"payload", s.payload_bytes(), "B", "elements_per_packet * element_size"});
+    out.push_back({"slot_pool", s.slot_pool_bytes(), "B", "aggregation_slots * payload"});
+  } else if (p.kind == "memory" || p.kind == "host") {
+    MemorySpec m = memory_from_profile(p);
+    out.push_back({"achieved_memory_bandwidth", m.achieved_Bps(), "B/s", "theoretical bandwidth * stream efficiency"});
+  }
+  return out;
+}
+
+}  // namespace luwu::models

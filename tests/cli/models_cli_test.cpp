@@ -1,0 +1,107 @@
+// `luwusim profiles list|show`, run as a user would.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_command.hpp"
+
+namespace {
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const char* kBadProfile = R"({
+  "name": "bad-nic", "kind": "nic", "description": "a NIC with a negative line rate",
+  "fields": {
+    "line_rate": {"value": -100, "unit": "Gb/s", "source": "test"},
+    "mtu": {"value": 4096, "unit": "B", "source": "test"},
+    "header_overhead": {"value": 82, "unit": "B", "source": "test"},
+    "latency": {"value": 1, "unit": "us", "source": "test"}
+  }})";
+}  // namespace
+
+TEST_CASE("profiles list: every shipped profile, sorted, with kind and description") {
+  auto r = run_luwusim("profiles list");
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);  // header
+  CHECK(has(line, "name"));
+  CHECK(has(line, "kind"));
+  std::vector<std::string> names;
+  while (std::getline(lines, line))
+    if (!line.empty()) names.push_back(line.substr(0, line.find(' ')));
+  CHECK(names.size() >= 20);
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  CHECK(has(r.out, "a100-40gb-sxm"));
+  CHECK(has(r.out, "tofino2"));
+  CHECK(has(r.out, "smartnic"));
+}
+
+TEST_CASE("profiles list --json is a sorted array") {
+  auto r = run_luwusim("profiles list --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.is_array());
+  CHECK(j.size() >= 20);
+  for (std::size_t i = 1; i < j.size(); ++i) CHECK(j[i - 1]["name"].get<std::string>() < j[i]["name"].get<std::string>());
+}
+
+TEST_CASE("profiles show: values with units, base units and sources") {
+  auto r = run_luwusim("profiles show a100-40gb-sxm");
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "312 TFLOP/s"));
+  CHECK(has(r.out, "3.12e+14 FLOP/s"));
+  CHECK(has(r.out, "1555 GB/s"));
+  CHECK(has(r.out, "Megatron"));          // a source
+  CHECK(has(r.out, "[assumption]"));      // interference is marked as one
+}
+
+TEST_CASE("profiles show --json: base-unit values, units, sources, derived numbers") {
+  auto r = run_luwusim("profiles show pcie-gen4-x16 --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["kind"] == "pcie");
+  CHECK(j["fields"]["transfer_rate_per_lane"]["value"].get<double>() == doctest::Approx(16e9));
+  CHECK(j["fields"]["transfer_rate_per_lane"]["unit"] == "Hz");
+  CHECK_FALSE(j["fields"]["lanes"]["source"].get<std::string>().empty());
+  // 16 GT/s x 16 lanes x 128/130 / 8 = 31.51 GB/s raw per direction.
+  CHECK(j["derived"]["raw_bandwidth_per_direction"]["value"].get<double>() ==
+        doctest::Approx(16e9 * 16 * 128 / 130 / 8));
+}
+
+TEST_CASE("profiles show of a bad profile file exits 2 naming the file and JSON path") {
+  const std::string path = "models-cli-bad-nic.json";
+  { std::ofstream(path) << kBadProfile; }
+  auto r = run_luwusim("profiles show " + path);
+  std::remove(path.c_str());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, path));
+  CHECK(has(r.err, "$.fields.line_rate.value"));
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("profiles show of an unknown name exits 2 with a suggestion") {
+  auto r = run_luwusim("profiles show tofino3");
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "did you mean"));
+}
+
+TEST_CASE("profiles list with a bad profile in the profile directory exits 2 naming it") {
+  const std::string dir = "models-cli-profile-dir";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/bad-nic.json") << kBadProfile; }
+  ::setenv("LUWUSIM_PROFILE_DIR", dir.c_str(), 1);
+  auto r = run_luwusim("profiles list");
+  ::unsetenv("LUWUSIM_PROFILE_DIR");
+  std::filesystem::remove_all(dir);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "bad-nic.json"));
+  CHECK(has(r.err, "$.fields.line_rate.value"));
+}
