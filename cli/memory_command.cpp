@@ -26,6 +26,8 @@ struct MemoryArgs {
   int seq_len = 0;  // 0: the model's context, at most 2048
   int grad_accum = 1;
   bool recompute = false;
+  bool memory_efficient_attention = false;
+  bool offload_checkpoints = false;
   std::string dtype = "fp16";
   int prefetch_layers = MemoryOptions{}.prefetch_layers;
   bool json = false;
@@ -41,10 +43,12 @@ int run_memory(const MemoryArgs& a) {
   training.seq_len = a.seq_len > 0 ? a.seq_len : std::min(2048, model.max_seq);
   training.grad_accum = a.grad_accum;
   training.recompute = a.recompute;
+  training.memory_efficient_attention = a.memory_efficient_attention;
   training.dtype = parse_dtype(a.dtype);
   const double gpu_bytes = units::parse_quantity(a.gpu_memory, units::Dim::Bytes);
   MemoryOptions options;
   options.prefetch_layers = a.prefetch_layers;
+  options.offload_activation_checkpoints = a.offload_checkpoints;
   std::vector<SystemKind> systems = a.system == "all" ? all_systems() : std::vector<SystemKind>{parse_system(a.system)};
 
   Trace trace = generate_trace(model, training);
@@ -65,15 +69,20 @@ int run_memory(const MemoryArgs& a) {
       row["grad_accum"] = training.grad_accum;
       row["recompute"] = training.recompute;
       row["dtype"] = to_string(training.dtype);
+      row["memory_efficient_attention"] = training.memory_efficient_attention;
+      row["offload_activation_checkpoints"] = options.offload_activation_checkpoints;
       rows.push_back(std::move(row));
     }
     std::cout << (a.system == "all" ? rows : rows[0]).dump(2) << "\n";
     return 0;
   }
-  std::cout << fmt::format("{} ({} params), {} workers, {} per GPU; micro-batch {} x seq {}, recompute {}, {}\n",
+  std::cout << fmt::format("{} ({} params), {} workers, {} per GPU; micro-batch {} x seq {}, recompute {}{}, {}{}\n",
                            model.name, units::count(static_cast<double>(trace.total_params())), a.workers,
                            units::bytes(gpu_bytes), training.micro_batch, training.seq_len,
-                           training.recompute ? "on" : "off", to_string(training.dtype));
+                           training.recompute ? "on" : "off",
+                           options.offload_activation_checkpoints ? " (checkpoints on host)" : "",
+                           to_string(training.dtype),
+                           training.memory_efficient_attention ? ", memory-efficient attention" : "");
   std::cout << fmt::format("{:<14} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12}  {}\n", "system",
                            "params", "grads", "optimizer", "activations", "buffers", "runtime", "GPU total",
                            "host/worker", "opt. node", "fits");
@@ -99,6 +108,10 @@ const bool registered = luwu::cli::register_command(
       app.add_option("--seq", a->seq_len, "Tokens per sequence (default: the model's context, at most 2048)");
       app.add_option("--grad-accum", a->grad_accum, "Micro-batches per iteration")->capture_default_str();
       app.add_flag("--recompute", a->recompute, "Full activation checkpointing");
+      app.add_flag("--memory-efficient-attention", a->memory_efficient_attention,
+                   "Attention without materialized scores (FlashAttention): no 5as^2b activation bytes");
+      app.add_flag("--offload-checkpoints", a->offload_checkpoints,
+                   "With --recompute: keep block checkpoints in host memory (DeepSpeed cpu_checkpointing)");
       app.add_option("--dtype", a->dtype, "fp16, bf16 or fp32")->capture_default_str();
       app.add_option("--prefetch-layers", a->prefetch_layers,
                      "Layers gathered ahead of the computing one (ZeRO-3, ZeRO-Infinity, LuWu)")

@@ -24,6 +24,7 @@ struct GenOptions {
   int seq_len = 0;  // 0: the model's max_seq, at most 2048
   int grad_accum = 1;
   bool recompute = false;
+  bool memory_efficient_attention = false;
   std::string dtype = "fp16";
   std::string output;
 };
@@ -36,6 +37,7 @@ int run_gen(const GenOptions& o) {
   if (o.seq_len < 0) throw std::invalid_argument("--seq must be positive, got " + std::to_string(o.seq_len));
   training.grad_accum = o.grad_accum;
   training.recompute = o.recompute;
+  training.memory_efficient_attention = o.memory_efficient_attention;
   training.dtype = parse_dtype(o.dtype);
   Trace trace = generate_trace(model, training);
   save_trace(trace, o.output);
@@ -68,9 +70,10 @@ int run_show(const std::string& file, bool json) {
   std::cout << fmt::format("model            {}: {} blocks, hidden {}, {} heads ({} kv), FFN {} {}, vocab {}\n",
                            t.model.name, t.model.layers, t.model.hidden, t.model.heads, t.model.kv_heads,
                            t.model.ffn_hidden, to_string(t.model.ffn_kind), t.model.vocab);
-  std::cout << fmt::format("training         micro-batch {} x seq {} tokens x grad-accum {}, recompute {}, {}\n",
+  std::cout << fmt::format("training         micro-batch {} x seq {} tokens x grad-accum {}, recompute {}, {}{}\n",
                            t.training.micro_batch, t.training.seq_len, t.training.grad_accum,
-                           t.training.recompute ? "on" : "off", to_string(t.training.dtype));
+                           t.training.recompute ? "on" : "off", to_string(t.training.dtype),
+                           t.training.memory_efficient_attention ? ", memory-efficient attention" : "");
   std::cout << fmt::format("params           {} ({} at {} B/param)\n", units::count(static_cast<double>(t.total_params())),
                            units::bytes(static_cast<double>(t.param_bytes())), e);
   std::cout << fmt::format("tokens/iteration {} tokens\n", units::count(t.tokens_per_iteration()));
@@ -121,6 +124,8 @@ const bool registered = luwu::cli::register_command(
       gen_cmd->add_option("--seq", gen->seq_len, "Tokens per sequence (default: the model's context, at most 2048)");
       gen_cmd->add_option("--grad-accum", gen->grad_accum, "Micro-batches per iteration")->capture_default_str();
       gen_cmd->add_flag("--recompute", gen->recompute, "Full activation checkpointing (recompute each block)");
+      gen_cmd->add_flag("--memory-efficient-attention", gen->memory_efficient_attention,
+                        "Attention without materialized scores (FlashAttention): no 5as^2b activation bytes");
       gen_cmd->add_option("--dtype", gen->dtype, "fp16, bf16 or fp32")->capture_default_str();
       gen_cmd->add_option("-o,--output", gen->output, "Trace file to write")->required();
 

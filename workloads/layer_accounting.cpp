@@ -60,7 +60,7 @@ std::vector<LayerInfo> layer_infos(const ModelConfig& m, const TrainingConfig& t
   const u64 e = bytes_per_element(t.dtype);
   const u64 tokens = b * s;
   const u64 sbh = tokens * h;
-  const u64 scores = a * s * s * b;  // attention score elements, all heads
+  const u64 scores = t.memory_efficient_attention ? 0 : a * s * s * b;  // score elements kept, all heads
 
   std::vector<LayerInfo> layers;
   layers.reserve(m.layers + 2);
@@ -80,6 +80,9 @@ std::vector<LayerInfo> layer_infos(const ModelConfig& m, const TrainingConfig& t
                         4.0 * static_cast<double>(b) * static_cast<double>(s) * static_cast<double>(s) *
                             static_cast<double>(h);
   block.backward_flops = 2 * block.forward_flops;
+  if (t.memory_efficient_attention)
+    block.backward_flops += 2.0 * static_cast<double>(b) * static_cast<double>(s) * static_cast<double>(s) *
+                            static_cast<double>(h);
   // e-byte tensors: QKV input, Q, K, V, out-projection input, both norm inputs, FFN input,
   // the FFN's f-wide tensors (GELU: its input and output; SwiGLU: gate, up and their product),
   // softmax output and its dropout output.  1-byte masks: attention dropout, two residual dropouts.

@@ -8,14 +8,16 @@
 //   (Narayanan et al. 2021, appendix): per block 2*T*(weight matrix entries) + 4*b*s^2*h for
 //   Q K^T and attention x V (T = b*s tokens, no causal-mask saving); the head 2*T*h*V; the
 //   embedding lookup 0.  Bias adds, norms, softmax and activations are not counted.
-//   Backward = 2 x forward (gradients of inputs and of weights).
+//   Backward = 2 x forward (gradients of inputs and of weights); with memory-efficient attention
+//   backward also recomputes Q K^T, 2*b*s^2*h FLOPs.
 // - Activation bytes follow Korthikanti et al. 2022 ("Reducing activation recomputation in large
 //   transformer models", section 4.1): s*b*h*(34 + 5*a*s/h) bytes per GPT block at 16-bit,
 //   generalized here to kv_heads, ffn_hidden and SwiGLU (three f-wide tensors instead of GELU's
 //   two); 1-byte dropout masks are kept for every model as in that paper.  Elements are
 //   bytes_per_element(dtype) wide.  With full checkpointing a block keeps only its input s*b*h.
 //   The head keeps its two inputs and the fp32 logits for the cross entropy (4*s*b*V) and is not
-//   recomputed; the embedding keeps its dropout mask (s*b*h bytes).
+//   recomputed; the embedding keeps its dropout mask (s*b*h bytes).  Memory-efficient attention
+//   keeps no score-sized tensors (softmax output, its dropout mask and output: 5*a*s^2*b bytes).
 // - Tied embeddings: the shared matrix is counted once, in the embedding's `params`; the head's
 //   `params_used` includes it because the head's forward and backward need it.
 #include <cstdint>

@@ -71,6 +71,30 @@ std::uint64_t layer_working_set_bytes(const Trace& trace, int prefetch_layers) {
   return 2 * params * bytes_per_element(trace.training.dtype);  // params + their gradients
 }
 
+ActivationPeaks activation_peaks(const Trace& trace, bool offload_checkpoints) {
+  if (!offload_checkpoints || !trace.training.recompute) return {trace.peak_activation_bytes(), 0};
+  // Walk the ops: a recomputed block's forward saves its checkpoint on the host; its recompute
+  // brings it back to the GPU beside the rebuilt activations; its backward frees both.
+  long double gpu = 0, host = 0, gpu_peak = 0, host_peak = 0;
+  for (const auto& op : trace.ops) {
+    const LayerInfo& layer = trace.layers.at(static_cast<std::size_t>(op.layer));
+    const bool recomputed = layer.kind == LayerKind::Transformer;
+    const auto checkpoint = static_cast<long double>(layer.checkpoint_bytes);
+    if (recomputed && op.kind == OpKind::Forward) {
+      host += static_cast<long double>(op.act_saved_bytes);
+    } else if (recomputed && op.kind == OpKind::Recompute) {
+      host -= checkpoint;
+      gpu += checkpoint + static_cast<long double>(op.act_saved_bytes);
+    } else {
+      gpu += static_cast<long double>(op.act_saved_bytes);
+    }
+    gpu_peak = std::max(gpu_peak, gpu);
+    host_peak = std::max(host_peak, host);
+    gpu -= static_cast<long double>(op.act_freed_bytes);
+  }
+  return {static_cast<std::uint64_t>(gpu_peak), static_cast<std::uint64_t>(host_peak)};
+}
+
 MemoryFootprint memory_footprint(const Trace& trace, SystemKind system, int workers, double gpu_memory_bytes,
                                  const MemoryOptions& options) {
   if (workers < 1) throw std::invalid_argument("workers must be at least 1, got " + std::to_string(workers));
@@ -86,7 +110,8 @@ MemoryFootprint memory_footprint(const Trace& trace, SystemKind system, int work
   const std::uint64_t working_set = layer_working_set_bytes(trace, options.prefetch_layers);
 
   MemoryFootprint f;
-  f.gpu_activation_bytes = trace.peak_activation_bytes();
+  const ActivationPeaks activations = activation_peaks(trace, options.offload_activation_checkpoints);
+  f.gpu_activation_bytes = activations.gpu_bytes;
   f.gpu_runtime_bytes = static_cast<std::uint64_t>(options.runtime_reserved_bytes);
   switch (system) {
     case SystemKind::Ddp:
@@ -117,6 +142,8 @@ MemoryFootprint memory_footprint(const Trace& trace, SystemKind system, int work
       f.optimizer_node_bytes = (ob + pb) * P;
       break;
   }
+
+  f.host_bytes_per_worker += activations.host_bytes;
 
   const double need = static_cast<double>(f.gpu_total_bytes());
   f.fits = need <= gpu_memory_bytes;

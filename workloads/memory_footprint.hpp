@@ -31,7 +31,19 @@ struct MemoryOptions {
   // Every system: CUDA context, cuBLAS/NCCL workspaces and allocator slack per GPU.  Project
   // assumption (a CUDA context alone is a few hundred MB on an A100), not a measurement.
   double runtime_reserved_bytes = 1e9;
+  // Every system, with recompute only: block checkpoints go to host memory after the block's
+  // forward and come back for its recompute (DeepSpeed activation_checkpointing.cpu_checkpointing;
+  // ZeRO-Infinity offloads activation checkpoints this way).  Off by default.
+  bool offload_activation_checkpoints = false;
 };
+
+// Peak activation bytes on the GPU and in host memory over the trace's ops.  Without offloading
+// the host holds none and the GPU peak is Trace::peak_activation_bytes().
+struct ActivationPeaks {
+  std::uint64_t gpu_bytes = 0;
+  std::uint64_t host_bytes = 0;
+};
+ActivationPeaks activation_peaks(const Trace& trace, bool offload_checkpoints);
 
 struct MemoryFootprint {
   std::uint64_t gpu_params_bytes = 0;      // persistent parameters (a replica or a shard)
@@ -44,7 +56,7 @@ struct MemoryFootprint {
     return gpu_params_bytes + gpu_grads_bytes + gpu_optimizer_bytes + gpu_activation_bytes + gpu_buffer_bytes +
            gpu_runtime_bytes;
   }
-  std::uint64_t host_bytes_per_worker = 0;  // CPU DRAM (and NVMe for ZeRO-Infinity) of one worker
+  std::uint64_t host_bytes_per_worker = 0;  // CPU DRAM (and NVMe for ZeRO-Infinity) of one worker, incl. offloaded checkpoints
   std::uint64_t optimizer_node_bytes = 0;   // LuWu's in-network optimizer node (DRAM + SSD)
   bool fits = false;                        // gpu_total_bytes() <= the GPU's memory
   std::string reason;                       // one sentence: what fits or what is too large

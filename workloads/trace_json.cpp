@@ -35,11 +35,12 @@ Json training_to_json(const TrainingConfig& t) {
               {"seq_len", t.seq_len},
               {"grad_accum", t.grad_accum},
               {"recompute", t.recompute},
-              {"dtype", to_string(t.dtype)}};
+              {"dtype", to_string(t.dtype)},
+              {"memory_efficient_attention", t.memory_efficient_attention}};
 }
 
 TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model) {
-  node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "dtype"});
+  node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "dtype", "memory_efficient_attention"});
   TrainingConfig t;
   t.micro_batch = static_cast<int>(node.at("micro_batch").as_int(1, kMaxInt));
   t.seq_len = static_cast<int>(node.at("seq_len").as_int(1, kMaxInt));
@@ -49,6 +50,7 @@ TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model
   t.grad_accum = static_cast<int>(node.at("grad_accum").as_int(1, kMaxInt));
   t.recompute = node.at("recompute").as_bool();
   t.dtype = parse_named<DType>(node.at("dtype"), {DType::Fp16, DType::Bf16, DType::Fp32});
+  t.memory_efficient_attention = node.at("memory_efficient_attention").as_bool();
   return t;
 }
 

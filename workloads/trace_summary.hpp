@@ -20,6 +20,7 @@ inline luwu::Json trace_summary_json(const Trace& t) {
                     {"grad_accum", t.training.grad_accum},
                     {"recompute", t.training.recompute},
                     {"dtype", to_string(t.training.dtype)},
+                    {"memory_efficient_attention", t.training.memory_efficient_attention},
                     {"params", t.total_params()},
                     {"tokens_per_iteration", t.tokens_per_iteration()},
                     {"flops_per_iteration", t.flops_per_iteration()},

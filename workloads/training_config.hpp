@@ -33,6 +33,11 @@ struct TrainingConfig {
   int grad_accum = 1;    // micro-batches per iteration on one worker
   bool recompute = false;  // full activation checkpointing: keep only each block's input
   DType dtype = DType::Fp16;
+  // Attention without materialized a x s x s scores (FlashAttention, Dao et al. 2022, arXiv
+  // 2205.14135): the 5*a*s^2*b activation bytes vanish and backward recomputes Q K^T
+  // (2*b*s^2*h more FLOPs per block, Algorithm 4 of that paper).  Off: Megatron-style attention as
+  // in Korthikanti et al. 2022.
+  bool memory_efficient_attention = false;
 
   bool operator==(const TrainingConfig&) const = default;
 };

@@ -102,3 +102,34 @@ TEST_CASE("system names and bad arguments") {
   CHECK_THROWS_AS(memory_footprint(t, SystemKind::Ddp, 0, k40GB), std::invalid_argument);
   CHECK_THROWS_AS(memory_footprint(t, SystemKind::Ddp, 8, 0), std::invalid_argument);
 }
+
+TEST_CASE("offloading activation checkpoints moves the L block checkpoints to the host") {
+  // GPT-3 175B, b = 16, s = 2048, recompute, memory-efficient attention, fp16, by hand:
+  const std::uint64_t sbh = 2048ull * 16 * kH;
+  const std::uint64_t block = 34 * sbh;                       // Korthikanti without the 5as^2b term
+  const std::uint64_t head = 4 * sbh + 4 * 2048ull * 16 * 50257;  // two 16-bit inputs + fp32 logits
+  const std::uint64_t embedding = sbh;                         // 1-byte dropout mask
+  TrainingConfig tc;
+  tc.micro_batch = 16;
+  tc.recompute = true;
+  tc.memory_efficient_attention = true;
+  Trace t = generate_trace(*find_catalog_model("gpt3-175b"), tc);
+  MemoryOptions offload;
+  offload.offload_activation_checkpoints = true;
+  MemoryFootprint on_gpu = memory_footprint(t, SystemKind::Luwu, 8, k40GB);
+  MemoryFootprint on_host = memory_footprint(t, SystemKind::Luwu, 8, k40GB, offload);
+  // On the GPU: the embedding's mask and the larger of the head's activations (end of forward)
+  // and one block's checkpoint + rebuilt activations (during its backward).
+  CHECK(on_gpu.gpu_activation_bytes == embedding + 96 * 2 * sbh + std::max(head, block));
+  CHECK(on_host.gpu_activation_bytes == embedding + std::max(head, 2 * sbh + block));
+  CHECK(on_host.host_bytes_per_worker == 96 * 2 * sbh);
+  // The LuWu paper's setting (8 x A100-40GB, micro-batch 16): 77 GB of checkpoints alone exceed
+  // the GPU; with them on the host, 14.9 GB of activations + 14.5 GB of working set + 1 GB fit.
+  CHECK(!on_gpu.fits);
+  CHECK(on_host.fits);
+  // Without recompute there is nothing to offload.
+  tc.recompute = false;
+  Trace no_recompute = generate_trace(*find_catalog_model("gpt3-175b"), tc);
+  CHECK(memory_footprint(no_recompute, SystemKind::Luwu, 8, k40GB, offload).gpu_activation_bytes ==
+        no_recompute.peak_activation_bytes());
+}

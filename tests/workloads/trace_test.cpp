@@ -197,3 +197,14 @@ TEST_CASE("malformed traces are InputErrors naming the JSON path") {
   d.erase("layers");
   expect_error_at(d, "layers");
 }
+
+TEST_CASE("memory-efficient attention drops the 5as^2b activation term and recomputes Q K^T in backward") {
+  const double s = 2048, b = 2, h = 12288;
+  TrainingConfig plain = training(2, 2048, 1, false), efficient = plain;
+  efficient.memory_efficient_attention = true;
+  Trace p = generate_trace(gpt3_175b(), plain), t = generate_trace(gpt3_175b(), efficient);
+  CHECK(static_cast<double>(t.layers[1].activation_bytes) == 34 * s * b * h);  // Korthikanti's sbh(34 + 0)
+  CHECK(t.layers[1].forward_flops == p.layers[1].forward_flops);
+  CHECK(t.layers[1].backward_flops == p.layers[1].backward_flops + 2 * b * s * s * h);
+  CHECK(t.layers.back() == p.layers.back());  // the head is unchanged
+}
