@@ -3,6 +3,7 @@
 #include "models/cpu.hpp"
 #include "models/derived.hpp"
 #include "models/gpu.hpp"
+#include "models/host.hpp"
 #include "models/memory.hpp"
 #include "models/nic.hpp"
 #include "models/nvlink.hpp"

@@ -23,6 +23,7 @@ OptimizerCost adam_mixed_precision_cost(const OptimizerPrecision& pr, bool decou
   OptimizerCost c;
   c.bytes_read_per_param = pr.grad_bytes + states * pr.state_bytes;
   c.bytes_written_per_param = states * pr.state_bytes + pr.low_precision_param_bytes;
+  c.state_bytes_per_param = states * pr.state_bytes;
   c.flops_per_param = kGradUnscaleFlops + kAdamFirstMomentFlops + kAdamSecondMomentFlops + kAdamBiasCorrectionFlops +
                       kAdamParamUpdateFlops + (decoupled_weight_decay ? kWeightDecayFlops : 0);
   return c;
@@ -33,6 +34,7 @@ OptimizerCost sgd_momentum_cost(const OptimizerPrecision& pr, bool weight_decay)
   OptimizerCost c;
   c.bytes_read_per_param = pr.grad_bytes + states * pr.state_bytes;
   c.bytes_written_per_param = states * pr.state_bytes + pr.low_precision_param_bytes;
+  c.state_bytes_per_param = states * pr.state_bytes;
   c.flops_per_param = kGradUnscaleFlops + kMomentumFlops + kSgdParamUpdateFlops + (weight_decay ? kWeightDecayFlops : 0);
   return c;
 }

@@ -19,6 +19,7 @@ struct OptimizerCost {
   double bytes_read_per_param = 0;
   double bytes_written_per_param = 0;
   double flops_per_param = 0;
+  double state_bytes_per_param = 0;  // persistent state (master param and moments), read and written back
 };
 
 // Byte sizes of what an optimizer step touches.

@@ -109,3 +109,56 @@ TEST_CASE("an optimizer update is bounded by the slower of memory streaming and 
   CHECK(1.0 / optimizer_update_time_s(1, fp32, 45e9, 45e9, 1e15) == doctest::Approx(45e9 / 28));
   CHECK_THROWS_AS(optimizer_update_time_s(1, adam, 0, 1, 1), std::invalid_argument);
 }
+
+TEST_CASE("Adam's persistent state is 12 B/param, SGD-momentum's 8 B/param") {
+  CHECK(adam_mixed_precision_cost().state_bytes_per_param == 12);  // fp32 master + m + v
+  CHECK(sgd_momentum_cost().state_bytes_per_param == 8);           // fp32 master + momentum
+}
+
+TEST_CASE("out-of-core optimizer step: the slowest tier bounds it") {
+  using luwu::models::HostSpec;
+  HostSpec h;
+  h.name = "test-host";
+  h.cpu = CpuSpec{64, 300e9, 5e12};
+  h.dram = MemorySpec{512e9, 400e9, 0.75, 0};
+  h.ssds = SsdArray{SsdSpec{7e9, 3.5e9, 4e12, 0}, 4};  // 28 GB/s read, 14 GB/s write
+  h.cxl = MemorySpec{128e9, 32e9, 0.75, 0};            // 24 GB/s
+  OptimizerCost adam = adam_mixed_precision_cost();
+  const double P = 1e9;
+
+  // All state in DRAM: 28 B/param over 300 GB/s = 0.09333 s; compute 15 FLOP x 1e9 / 5e12 = 3 ms.
+  auto dram = cpu_optimizer_step_times(h, P, adam, {1, 0, 0});
+  CHECK(dram.dram_s == doctest::Approx(P * 28 / 300e9));
+  CHECK(dram.total_s == doctest::Approx(dram.dram_s));
+  CHECK(dram.ssd_s == 0);
+
+  // All state on SSD: SSD 12 B x (1/28e9 + 1/14e9) x 1e9 = 1.2857 s; DRAM carries 28 + 24 = 52 B/param
+  // (staging in and out) = 0.1733 s.  SSD-bound.
+  auto ssd = cpu_optimizer_step_times(h, P, adam, {0, 0, 1});
+  CHECK(ssd.ssd_s == doctest::Approx(P * 12 * (1 / 28e9 + 1 / 14e9)));
+  CHECK(ssd.dram_s == doctest::Approx(P * 52 / 300e9));
+  CHECK(ssd.total_s == doctest::Approx(ssd.ssd_s));
+
+  // Half in CXL: CXL 0.5 x 12 x 2 / 24e9 x 1e9 = 0.5 s; DRAM (28 - 12) / 300e9 x 1e9 = 0.0533 s.
+  auto cxl = cpu_optimizer_step_times(h, P, adam, {0.5, 0.5, 0});
+  CHECK(cxl.cxl_s == doctest::Approx(0.5));
+  CHECK(cxl.dram_s == doctest::Approx(P * 16 / 300e9));
+  CHECK(cxl.total_s == doctest::Approx(0.5));
+
+  CHECK_THROWS_AS(cpu_optimizer_step_times(h, P, adam, {0.5, 0, 0.4}), std::invalid_argument);
+  HostSpec bare = h;
+  bare.ssds.reset();
+  CHECK_THROWS_AS(cpu_optimizer_step_times(bare, P, adam, {0, 0, 1}), std::invalid_argument);
+}
+
+TEST_CASE("a host assembled from shipped profiles") {
+  auto host = find_profile("dual-socket-server-2021");
+  auto ssd = find_profile("samsung-pm1733");
+  auto cxl = find_profile("cxl-samsung-cmm-d");
+  auto h = host_from_profiles(host, &ssd, 8, &cxl);
+  REQUIRE(h.ssds);
+  CHECK(h.ssds->read_Bps() == doctest::Approx(8 * 7.0e9));
+  CHECK(h.cxl->theoretical_Bps == doctest::Approx(32e9));
+  CHECK_FALSE(h.gpu);
+  CHECK_THROWS_AS(host_from_profiles(ssd), luwu::InputError);  // an SSD is not a host
+}

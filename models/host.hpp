@@ -1,0 +1,60 @@
+#pragma once
+// A host (an optimizer node or a worker's server) assembled from profiles: CPU and DRAM (kind
+// "host"), optionally an SSD array, a CXL memory tier and GPUs.  And the time of an out-of-core
+// optimizer step whose state is spread over DRAM, CXL memory and SSDs.
+//
+// Out-of-core step, per parameter, state S = cost.state_bytes_per_param (read, and written back):
+//   SSD tier   : ssd_share * S * (1 / ssd_read_Bps + 1 / ssd_write_Bps)    (read and write share the flash)
+//   CXL tier   : cxl_share * S * 2 / cxl_Bps                                 (the CPU reads and writes in place)
+//   DRAM       : (bytes_read + bytes_written - 2 * cxl_share * S + 2 * ssd_share * S) / dram_Bps
+//                (everything not in CXL passes through DRAM; SSD-resident state is staged into DRAM
+//                 and back out, so it crosses the DRAM bus twice more)
+//   compute    : flops / cpu_flops
+//   time       = params * max(SSD, CXL, DRAM, compute)
+// The max assumes the step streams in chunks with double buffering, so tiers and compute overlap
+// (as ZeRO-Infinity's and LuWu's out-of-core optimizers do).
+#include <optional>
+
+#include "models/cpu.hpp"
+#include "models/gpu.hpp"
+#include "models/memory.hpp"
+#include "models/optimizer_cost.hpp"
+#include "models/storage.hpp"
+
+namespace luwu::models {
+
+struct HostSpec {
+  std::string name;
+  CpuSpec cpu;
+  MemorySpec dram;
+  std::optional<SsdArray> ssds;
+  std::optional<MemorySpec> cxl;
+  std::optional<GpuSpec> gpu;
+  int gpu_count = 0;
+};
+
+// `host` must be of kind "host"; the others are optional (nullptr) and checked for their kinds.
+HostSpec host_from_profiles(const Profile& host, const Profile* ssd = nullptr, int ssd_count = 0,
+                            const Profile* cxl = nullptr, const Profile* gpu = nullptr, int gpu_count = 0);
+
+// Shares of the optimizer state in each tier; they must be non-negative and sum to 1.
+struct StatePlacement {
+  double dram_share = 1;
+  double cxl_share = 0;
+  double ssd_share = 0;
+};
+
+// Per-tier times of an out-of-core CPU optimizer step (see the formula above), and the step time.
+struct OptimizerStepTimes {
+  double dram_s = 0;
+  double cxl_s = 0;
+  double ssd_s = 0;
+  double compute_s = 0;
+  double total_s = 0;  // the max of the above
+};
+
+// std::invalid_argument if the placement is not a split of 1, or uses a tier the host lacks.
+OptimizerStepTimes cpu_optimizer_step_times(const HostSpec& host, double params, const OptimizerCost& cost,
+                                            const StatePlacement& placement);
+
+}  // namespace luwu::models
