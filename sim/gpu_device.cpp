@@ -10,6 +10,7 @@ GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& 
 
 void GpuDevice::execute_for(double seconds) {
   if (seconds <= 0) return;
+  ++times_.kernels;
   // The host's speed stands for the GPU's undisturbed throughput: `seconds` of work at that speed.
   simgrid::s4u::this_actor::execute(seconds * host_->get_speed());
 }

@@ -3,6 +3,7 @@
 // host, so anything else executing there at the same time (a collective kernel, a NIC's DMA into
 // HBM) slows them, by the interference model of models/gpu.hpp.  Every moment of the compute
 // stream is accounted: computing, or waiting and for what.
+#include <cstdint>
 #include <string>
 
 #include <simgrid/s4u/Exec.hpp>
@@ -23,6 +24,7 @@ struct RankTimes {
   double communication_wait_s = 0;
   double io_wait_s = 0;
   double finish_s = 0;
+  std::uint64_t kernels = 0;    // kernels executed, for the simulator's own statistics
 };
 
 class GpuDevice {

@@ -1,5 +1,6 @@
 #pragma once
 // The result of simulating one system on one scenario: the iteration time and why.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@ struct SystemResult {
   std::vector<LinkUse> links;              // sorted by name
   std::vector<double> gpu_peak_memory_bytes;  // by rank
   luwu::Json memory = luwu::Json::object();    // the memory footprint behind feasibility
+  std::uint64_t simulated_flows = 0;           // network flows the engine simulated
+  std::uint64_t simulated_kernels = 0;         // GPU kernels the engine simulated
   luwu::Json timeline;                         // Chrome trace events, when asked for
 };
 

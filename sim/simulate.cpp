@@ -81,7 +81,9 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     result.breakdown.idle_s += (idle > 1e-9 * t ? idle : 0.0) / world;
     result.sent_bytes_per_worker += traffic.sent(g->host()->get_name()) / world;
     result.received_bytes_per_worker += traffic.received(g->host()->get_name()) / world;
+    result.simulated_kernels += rt.kernels;
   }
+  result.simulated_flows = traffic.flows();
   result.tokens_per_s = trace.tokens_per_iteration() * world / t;
   result.tflops_per_gpu = trace.flops_per_iteration() / t / 1e12;
   const double model_flops = trace.flops_of(workloads::OpKind::Forward) + trace.flops_of(workloads::OpKind::Backward);
@@ -113,7 +115,7 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
   const auto footprint = workloads::memory_footprint(trace, system.kind, world, gpu_spec.hbm_bytes, memory_options);
 
   SystemResult result;
-  if (!footprint.fits) {
+  if (!footprint.fits && options.check_memory) {
     result.system = system.label;
     result.workers = world;
     result.feasible = false;

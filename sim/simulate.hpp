@@ -14,6 +14,8 @@ namespace luwu::sim {
 struct SimulationOptions {
   CollectiveMode mode = CollectiveMode::Detailed;
   bool record_timeline = false;
+  // Off only for benchmarks of the simulator itself, which time configurations that would not fit.
+  bool check_memory = true;
 };
 
 // A configuration that cannot run (it does not fit in GPU memory) is a result with feasible ==

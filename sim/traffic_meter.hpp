@@ -1,6 +1,7 @@
 #pragma once
 // Counts the bytes every simulated flow puts on every link of its route, and what each host sends
 // and receives, so results can say where the traffic went (per-link bytes and utilization).
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@ namespace luwu::sim {
 class TrafficMeter {
  public:
   void record_flow(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst, double bytes) {
+    ++flows_;
     sent_[src->get_name()] += bytes;
     received_[dst->get_name()] += bytes;
     for (auto* link : route(src, dst)) link_bytes_[link->get_name()] += bytes;
@@ -21,6 +23,7 @@ class TrafficMeter {
   // Traffic that does not cross the simulated network (e.g. a disk read), counted per resource.
   void record_resource(const std::string& resource, double bytes) { resource_bytes_[resource] += bytes; }
 
+  std::uint64_t flows() const { return flows_; }
   double sent(const std::string& host) const { return lookup(sent_, host); }
   double received(const std::string& host) const { return lookup(received_, host); }
   const std::map<std::string, double>& link_bytes() const { return link_bytes_; }
@@ -51,6 +54,7 @@ class TrafficMeter {
     auto it = m.find(k);
     return it == m.end() ? 0.0 : it->second;
   }
+  std::uint64_t flows_ = 0;
   std::map<std::string, double> sent_, received_, link_bytes_, resource_bytes_;
   std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, Route> routes_;  // lookup only
 };
