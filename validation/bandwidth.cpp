@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -162,6 +163,27 @@ FileBandwidth measure_file_bandwidth(const std::string& dir, std::size_t file_by
     if (::pread(fd, buffer.data(), io_bytes, static_cast<off_t>(off)) != static_cast<ssize_t>(io_bytes))
       throw_errno(path + ": read failed");
   result.read_Bps = static_cast<double>(file_bytes) / seconds_since(t0);
+
+  // One reader and one writer at once, as the out-of-core pipeline runs: the reader streams the
+  // first half of the file while the writer rewrites the second half.
+  if (!result.direct_io) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  {
+    const std::size_t half = file_bytes / io_bytes / 2 * io_bytes;
+    AlignedBuffer<unsigned char> read_buffer(io_bytes);
+    bool write_failed = false;
+    t0 = Clock::now();
+    std::thread writer([&] {
+      for (std::size_t off = half; off + io_bytes <= file_bytes; off += io_bytes)
+        if (::pwrite(fd, buffer.data(), io_bytes, static_cast<off_t>(off)) != static_cast<ssize_t>(io_bytes)) write_failed = true;
+      if (!result.direct_io && ::fdatasync(fd) != 0) write_failed = true;
+    });
+    bool read_failed = false;
+    for (std::size_t off = 0; off < half; off += io_bytes)
+      if (::pread(fd, read_buffer.data(), io_bytes, static_cast<off_t>(off)) != static_cast<ssize_t>(io_bytes)) read_failed = true;
+    writer.join();
+    if (read_failed || write_failed) throw std::runtime_error(path + ": mixed read/write failed");
+    result.mixed_Bps = static_cast<double>(half + (file_bytes - half) / io_bytes * io_bytes) / seconds_since(t0);
+  }
 
   if (!result.direct_io) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   std::vector<double> latencies;

@@ -24,6 +24,7 @@ double measure_peak_fp32_flops(ThreadPool& pool);
 struct FileBandwidth {
   double read_Bps = 0;
   double write_Bps = 0;
+  double mixed_Bps = 0;       // bytes read + written per second with one reader and one writer at once
   double read_latency_s = 0;  // median of random 4 KiB reads
   bool direct_io = false;     // O_DIRECT was used (else buffered I/O, synced, cache dropped)
 };
