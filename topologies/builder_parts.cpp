@@ -1,13 +1,21 @@
 #include "topologies/builder_parts.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 namespace luwu::topologies::parts {
 
-using models::find_profile;
+// Profiles are read once per builder call site and name: a 4,096-GPU fat-tree would otherwise
+// parse the same few files tens of thousands of times.
+const models::Profile& find_profile(const std::string& name) {
+  static std::map<std::string, models::Profile> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) it = cache.emplace(name, models::find_profile(name)).first;
+  return it->second;
+}
 
 double Network::trunk_Bps() const { return std::min(sw.port_Bps, line_rate_Bps) * goodput_share(); }
 

@@ -33,7 +33,7 @@ Style style_of(VertexKind kind) {
 std::string dot_quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
+    if (c == '"') out += '\\';  // keep backslashes: labels use \n line breaks
     out += c;
   }
   return out + "\"";
@@ -50,7 +50,7 @@ std::string link_speed_label(const EdgeProps& link) {
 
 std::string to_dot(const Topology& topo) {
   std::string out = "graph topology {\n";
-  out += "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11, nodesep=0.25, ranksep=0.6";
+  out += "  graph [rankdir=LR, fontname=\"Helvetica\", fontsize=11, nodesep=0.15, ranksep=0.5";
   if (!topo.builder.empty()) out += ", label=" + dot_quoted(topo.builder + " topology") + ", labelloc=t";
   out += "];\n  node [style=filled, fontname=\"Helvetica\", fontsize=10];\n";
   out += "  edge [fontname=\"Helvetica\", fontsize=8];\n";

@@ -21,6 +21,26 @@ std::vector<std::size_t> hop_distances_to(const Topology& topo, Vertex to) {
 
 namespace {
 
+// Hop distances to `to`, searching only until `from` is found: at that moment every vertex
+// nearer to `to` than `from` already has its final distance, which is all a walk from `from`
+// towards `to` looks at (vertices not yet reached stay kUnreachable and are never next hops).
+std::vector<std::size_t> distances_until(const Topology& topo, Vertex to, Vertex from) {
+  std::vector<std::size_t> dist(topo.vertex_count(), kUnreachable);
+  std::vector<Vertex> queue;
+  queue.reserve(64);
+  queue.push_back(to);
+  dist[to] = 0;
+  for (std::size_t head = 0; head < queue.size() && dist[from] == kUnreachable; ++head) {
+    Vertex u = queue[head];
+    for (auto [it, end] = boost::adjacent_vertices(u, topo.graph); it != end; ++it)
+      if (dist[*it] == kUnreachable) {
+        dist[*it] = dist[u] + 1;
+        queue.push_back(*it);
+      }
+  }
+  return dist;
+}
+
 // The next hops from u towards the destination, in the deterministic order (vertex, link index).
 std::vector<std::pair<Vertex, Edge>> next_hops(const Topology& topo, Vertex u, const std::vector<std::size_t>& dist) {
   std::vector<std::pair<Vertex, Edge>> out;
@@ -68,11 +88,11 @@ std::vector<Edge> shortest_route(const Topology& topo, Vertex from, Vertex to, c
 }
 
 std::vector<Edge> shortest_route(const Topology& topo, Vertex from, Vertex to) {
-  return shortest_route(topo, from, to, hop_distances_to(topo, to));
+  return shortest_route(topo, from, to, distances_until(topo, to, from));
 }
 
 std::vector<std::vector<Edge>> ecmp_routes(const Topology& topo, Vertex from, Vertex to, std::size_t max_paths) {
-  auto dist = hop_distances_to(topo, to);
+  auto dist = distances_until(topo, to, from);
   if (dist[from] == kUnreachable) unreachable(topo, from, to);
   std::vector<std::vector<Edge>> out;
   std::vector<Edge> prefix;

@@ -1,0 +1,160 @@
+// luwusim topo: build, show and draw cluster topologies.
+//   luwusim topo build --kind luwu-star --workers 8 [--network 100Gb/s ...] -o topo.json
+//   luwusim topo show FILE [--json]
+//   luwusim topo dot FILE -o FILE.dot      (and FILE.png when graphviz's `dot` is installed)
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "cli/command_registry.hpp"
+#include "common/atomic_write.hpp"
+#include "common/units.hpp"
+#include "topologies/builders.hpp"
+#include "topologies/dot.hpp"
+#include "topologies/json_format.hpp"
+#include "topologies/summary.hpp"
+#include "topologies/validate.hpp"
+
+namespace {
+
+using namespace luwu::topologies;
+
+struct BuildOptions {
+  std::string kind = "luwu-star";
+  std::string output;
+  int workers = 8;        // luwu-star workers
+  int servers = 0;        // dgx/fat-tree servers
+  int gpus_per_server = 8;
+  int gpus_per_nic = 1;
+  int gpus_per_pcie_switch = 2;
+  int nvme = -1;          // per worker/server; -1 = builder default
+  int tiers = 2;
+  int leaf_down_ports = 0;
+  double oversubscription = 1.0;
+  int optimizer_nics = 1;
+  int optimizer_ssds = 4;
+  std::string network, gpu, nic, switch_profile, pcie, host, ssd, nvlink, optimizer_nic;
+};
+
+template <typename P>
+void apply_common(P& p, const BuildOptions& o) {
+  if (!o.gpu.empty()) p.gpu_profile = o.gpu;
+  if (!o.nic.empty()) p.nic_profile = o.nic;
+  if (!o.switch_profile.empty()) p.switch_profile = o.switch_profile;
+  if (!o.pcie.empty()) p.pcie_profile = o.pcie;
+  if (!o.host.empty()) p.host_profile = o.host;
+  if (!o.ssd.empty()) p.ssd_profile = o.ssd;
+  if (!o.network.empty()) p.network_Bps = luwu::units::parse_quantity(o.network, luwu::units::Dim::BytesPerSecond);
+}
+
+template <typename P>
+void apply_servers(P& p, const BuildOptions& o) {
+  apply_common(p, o);
+  if (o.servers > 0) p.servers = o.servers;
+  p.gpus_per_server = o.gpus_per_server;
+  p.gpus_per_nic = o.gpus_per_nic;
+  p.gpus_per_pcie_switch = o.gpus_per_pcie_switch;
+  if (o.nvme >= 0) p.nvme_per_server = o.nvme;
+  if (!o.nvlink.empty()) p.nvlink_profile = o.nvlink;
+}
+
+Topology build(const BuildOptions& o) {
+  if (o.kind == "luwu-star") {
+    LuwuStarParams p;
+    apply_common(p, o);
+    p.workers = o.workers;
+    p.optimizer_nics = o.optimizer_nics;
+    p.optimizer_ssds = o.optimizer_ssds;
+    if (o.nvme >= 0) p.nvme_per_worker = o.nvme;
+    if (!o.optimizer_nic.empty()) p.optimizer_nic_profile = o.optimizer_nic;
+    return build_luwu_star(p);
+  }
+  if (o.kind == "dgx") {
+    DgxParams p;
+    apply_servers(p, o);
+    return build_dgx(p);
+  }
+  if (o.kind == "fat-tree") {
+    FatTreeParams p;
+    apply_servers(p, o);
+    p.tiers = o.tiers;
+    p.leaf_down_ports = o.leaf_down_ports;
+    p.oversubscription = o.oversubscription;
+    return build_fat_tree(p);
+  }
+  throw std::invalid_argument("unknown topology kind \"" + o.kind + "\" (luwu-star, dgx, fat-tree)");
+}
+
+const bool registered = luwu::cli::register_command(
+    "topo", "build, show and draw cluster topologies", [](CLI::App& app) -> std::function<int()> {
+      app.require_subcommand(1);
+      auto b = std::make_shared<BuildOptions>();
+      CLI::App* build_cmd = app.add_subcommand("build", "build a topology with one of the builders and save it as JSON");
+      build_cmd->add_option("--kind", b->kind, "luwu-star, dgx or fat-tree")->capture_default_str();
+      build_cmd->add_option("-o,--output", b->output, "output JSON file")->required();
+      build_cmd->add_option("--workers", b->workers, "luwu-star: single-GPU workers")->capture_default_str();
+      build_cmd->add_option("--servers", b->servers, "dgx/fat-tree: servers");
+      build_cmd->add_option("--gpus-per-server", b->gpus_per_server, "dgx/fat-tree")->capture_default_str();
+      build_cmd->add_option("--gpus-per-nic", b->gpus_per_nic, "dgx/fat-tree: 1 = a NIC per GPU")->capture_default_str();
+      build_cmd->add_option("--gpus-per-pcie-switch", b->gpus_per_pcie_switch, "dgx/fat-tree")->capture_default_str();
+      build_cmd->add_option("--nvme", b->nvme, "NVMe SSDs per worker/server");
+      build_cmd->add_option("--tiers", b->tiers, "fat-tree: 2 (leaf-spine) or 3")->capture_default_str();
+      build_cmd->add_option("--leaf-down-ports", b->leaf_down_ports, "fat-tree: NICs per leaf (0 = half the ports)");
+      build_cmd->add_option("--oversubscription", b->oversubscription, "fat-tree: leaf down:up ratio")->capture_default_str();
+      build_cmd->add_option("--optimizer-nics", b->optimizer_nics, "luwu-star: NICs of the optimizer node")->capture_default_str();
+      build_cmd->add_option("--optimizer-ssds", b->optimizer_ssds, "luwu-star: SSDs of the optimizer node")->capture_default_str();
+      build_cmd->add_option("--network", b->network, "NIC line rate, e.g. 100Gb/s (default: the NIC profile's)");
+      build_cmd->add_option("--gpu", b->gpu, "GPU profile");
+      build_cmd->add_option("--nic", b->nic, "NIC or SmartNIC profile");
+      build_cmd->add_option("--switch", b->switch_profile, "network switch profile");
+      build_cmd->add_option("--pcie", b->pcie, "PCIe profile");
+      build_cmd->add_option("--host", b->host, "host (CPU + DRAM) profile");
+      build_cmd->add_option("--ssd", b->ssd, "SSD profile");
+      build_cmd->add_option("--nvlink", b->nvlink, "dgx/fat-tree: NVLink/NVSwitch profile");
+      build_cmd->add_option("--optimizer-nic", b->optimizer_nic, "luwu-star: optimizer node NIC profile");
+
+      auto show_file = std::make_shared<std::string>();
+      auto show_json = std::make_shared<bool>(false);
+      CLI::App* show_cmd = app.add_subcommand("show", "counts of vertices and links by kind, link speeds, route lengths");
+      show_cmd->add_option("file", *show_file, "topology JSON file")->required();
+      show_cmd->add_flag("--json", *show_json, "print the summary as JSON");
+
+      auto dot_file = std::make_shared<std::string>();
+      auto dot_out = std::make_shared<std::string>();
+      CLI::App* dot_cmd = app.add_subcommand("dot", "write a GraphViz drawing (and a PNG when `dot` is installed)");
+      dot_cmd->add_option("file", *dot_file, "topology JSON file")->required();
+      dot_cmd->add_option("-o,--output", *dot_out, "output .dot file")->required();
+
+      return [=]() -> int {
+        if (build_cmd->parsed()) {
+          Topology t = build(*b);
+          validate_topology(t, b->output);
+          save_topology(t, b->output);
+          std::cerr << "wrote " << b->output << " (" << t.vertex_count() << " vertices, " << t.link_count() << " links)\n";
+          return 0;
+        }
+        if (show_cmd->parsed()) {
+          luwu::Json s = topology_summary(load_topology(*show_file));
+          std::cout << (*show_json ? s.dump(2) + "\n" : format_summary(s));
+          return 0;
+        }
+        if (dot_cmd->parsed()) {
+          Topology t = load_topology(*dot_file);
+          luwu::write_file_atomically(*dot_out, to_dot(t));
+          std::cerr << "wrote " << *dot_out << "\n";
+          if (std::system("command -v dot >/dev/null 2>&1") == 0) {
+            std::string png = *dot_out;
+            if (png.size() > 4 && png.substr(png.size() - 4) == ".dot") png.resize(png.size() - 4);
+            png += ".png";
+            std::string cmd = "dot -Tpng '" + *dot_out + "' -o '" + png + ".tmp-luwusim' && mv '" + png + ".tmp-luwusim' '" + png + "'";
+            if (std::system(cmd.c_str()) == 0) std::cerr << "wrote " << png << "\n";
+            else std::cerr << "warning: graphviz could not render " << png << "\n";
+          }
+          return 0;
+        }
+        return 2;
+      };
+    });
+
+}  // namespace

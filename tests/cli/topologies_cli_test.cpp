@@ -1,0 +1,51 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <unistd.h>
+
+#include "tests/cli/run_command.hpp"
+
+namespace {
+std::string tmp(const std::string& stem) { return "topo-cli-" + std::to_string(::getpid()) + "-" + stem; }
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("topo build / show / dot on a luwu-star of 8 workers") {
+  std::string json = tmp("star.json"), dot = tmp("star.dot");
+  auto r = run_luwusim("topo build --kind luwu-star --workers 8 --network 100Gb/s -o " + json);
+  REQUIRE(r.exit_code == 0);
+  r = run_luwusim("topo show " + json);
+  CHECK(r.exit_code == 0);
+  // 8 workers: 8 GPUs; 9 SmartNICs (8 + the optimizer node's one); 9 ethernet links.
+  CHECK(has(r.out, "gpu                  8"));
+  CHECK(has(r.out, "smartnic             9"));
+  CHECK(has(r.out, "Gb/s  x 9"));
+  r = run_luwusim("topo show --json " + json);
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "\"vertices_by_kind\""));
+  r = run_luwusim("topo dot " + json + " -o " + dot);
+  CHECK(r.exit_code == 0);
+  CHECK(has(read_whole_file(dot), "graph topology {"));
+  CHECK(has(read_whole_file(dot), "Gb/s ethernet"));
+  std::remove(json.c_str());
+  std::remove(dot.c_str());
+  std::remove(tmp("star.png").c_str());
+}
+
+TEST_CASE("topo: bad input exits 2 with a message naming the file and path") {
+  std::string bad = tmp("bad.json");
+  {
+    FILE* f = std::fopen(bad.c_str(), "w");
+    std::fputs(R"({"vertices": [{"name": "gpu0", "kind": "gpu", "sever": 0}], "links": []})", f);
+    std::fclose(f);
+  }
+  auto r = run_luwusim("topo show " + bad);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, bad));
+  CHECK(has(r.err, "$.vertices[0].sever"));
+  CHECK(has(r.err, "did you mean \"server\""));
+  std::remove(bad.c_str());
+  CHECK(run_luwusim("topo build --kind ring -o " + tmp("x.json")).exit_code == 2);
+  CHECK(run_luwusim("topo build --kind luwu-star --network fast -o " + tmp("x.json")).exit_code == 2);
+  CHECK(run_luwusim("topo show " + tmp("missing.json")).exit_code == 2);
+}
