@@ -27,7 +27,7 @@ const double kGpt3Params = 96 * (12 * kH * kH + 13 * kH) + (50257 + 2048) * kH +
 
 }  // namespace
 
-TEST_CASE("trace gen writes a trace; trace show --json reports params and Megatron's FLOPs") {
+TEST_CASE("trace gen writes a trace and trace show --json reports params and Megatron FLOPs") {
   const std::string file = "wl-cli-175b.json";
   std::remove(file.c_str());
   auto gen = run_luwusim("trace gen --model gpt3-175b --micro-batch 16 --seq 2048 --grad-accum 2 -o " + file);
@@ -67,7 +67,7 @@ TEST_CASE("trace gen accepts a model JSON file") {
   std::remove("wl-cli-tiny.json");
 }
 
-TEST_CASE("a malformed model file: exit 2, the file and JSON path on stderr, no output written") {
+TEST_CASE("a malformed model file gives exit 2 with the file and JSON path on stderr and writes no output") {
   write_text("wl-cli-bad-model.json",
              R"({"layers": 2, "hiden": 64, "heads": 4, "vocab": 100, "max_seq": 32})");
   std::remove("wl-cli-never.json");
@@ -121,7 +121,7 @@ TEST_CASE("trace models lists the catalog") {
     CHECK(contains(r.out, name));
 }
 
-TEST_CASE("memory: DDP of GPT-3 175B does not fit 40 GB (exit 0, fits false); ZeRO-3 holds 16 P / N") {
+TEST_CASE("memory: DDP of GPT-3 175B does not fit 40 GB (exit 0 and fits false) and ZeRO-3 holds 16 P / N") {
   auto ddp = run_luwusim("memory --model gpt3-175b --system ddp --workers 8 --gpu-mem 40GB --recompute --json");
   REQUIRE(ddp.exit_code == 0);
   json d = json::parse(ddp.out);

@@ -56,7 +56,7 @@ TEST_CASE("ZeRO-3 model state per GPU is 16 x params / N") {
   CHECK(f8.gpu_buffer_bytes == 2 * 2 * 2 * kBlockParams);
 }
 
-TEST_CASE("ZeRO-Offload, ZeRO-Infinity and LuWu put model state where systems.md says") {
+TEST_CASE("ZeRO-Offload ZeRO-Infinity and LuWu put model state where systems.md says") {
   Trace t = gpt3_175b_trace(true);
   const std::uint64_t shard = kParams175b / 8;
   MemoryFootprint off = memory_footprint(t, SystemKind::ZeroOffload, 8, k40GB);
@@ -80,7 +80,7 @@ TEST_CASE("ZeRO-Offload, ZeRO-Infinity and LuWu put model state where systems.md
   CHECK(memory_footprint(t, SystemKind::Luwu, 8, k40GB, no_prefetch).gpu_buffer_bytes == 2 * 2 * kBlockParams);
 }
 
-TEST_CASE("a small model fits every system; the verdict follows the GPU size") {
+TEST_CASE("a small model fits every system and the verdict follows the GPU size") {
   TrainingConfig tc;
   tc.seq_len = 512;
   Trace t = generate_trace(*find_catalog_model("gpt3-125m"), tc);

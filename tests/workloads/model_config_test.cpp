@@ -35,7 +35,7 @@ std::uint64_t total_params(const ModelConfig& m) {
 
 }  // namespace
 
-TEST_CASE("the catalog holds the published models, sorted, with sources") {
+TEST_CASE("the catalog holds the published models sorted and with sources") {
   auto names = catalog_model_names();
   CHECK(names.size() == 18);
   CHECK(std::is_sorted(names.begin(), names.end()));
@@ -150,7 +150,7 @@ TEST_CASE("a catalog entry repeated field for field is accepted even when heads 
   CHECK_THROWS_AS(model_from_json(JsonNode(j, "m.json")), InputError);
 }
 
-TEST_CASE("resolve_model: catalog names, files, and suggestions") {
+TEST_CASE("resolve_model takes catalog names and files and suggests names") {
   CHECK(resolve_model("llama2-13b").hidden == 5120);
   try {
     resolve_model("gpt3-175");

@@ -47,7 +47,7 @@ TEST_CASE("GPT-3 175B iteration FLOPs match Megatron's closed form within 1%") {
   }
 }
 
-TEST_CASE("op order: forward 0..L+1, then recompute and backward L+1..0, per micro-step") {
+TEST_CASE("op order is forward 0..L+1 then recompute and backward L+1..0 per micro-step") {
   const ModelConfig& m = *find_catalog_model("gpt3-125m");
   for (bool recompute : {false, true}) {
     Trace t = generate_trace(m, training(2, 128, 3, recompute));
@@ -77,7 +77,7 @@ TEST_CASE("op order: forward 0..L+1, then recompute and backward L+1..0, per mic
   }
 }
 
-TEST_CASE("bytes per op: params at dtype, gradients once per parameter, activations balance") {
+TEST_CASE("bytes per op: params at dtype and gradients once per parameter and activations balance") {
   for (const char* name : {"gpt3-350m", "llama2-7b"}) {  // tied and untied embeddings
     for (DType dtype : {DType::Fp16, DType::Fp32}) {
       CAPTURE(name);
