@@ -57,7 +57,8 @@ ModelConfig model_from_json(const JsonNode& node) {
     if (m.hidden > kMaxSize / 4) node.at("hidden").fail("too large for the default ffn_hidden = 4 * hidden");
     m.ffn_hidden = 4 * m.hidden;
   } else {
-    node.at("ffn_hidden");  // required: SwiGLU widths are not a fixed multiple (LLaMA-2 7B: 11008)
+    // SwiGLU widths are not a fixed multiple of hidden (LLaMA-2 7B: 11008 for 4096).
+    node.fail("missing required field \"ffn_hidden\" (a \"swiglu\" FFN has no default width)");
   }
   m.vocab = positive_int(node.at("vocab"));
   m.max_seq = positive_int(node.at("max_seq"));
