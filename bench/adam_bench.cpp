@@ -34,8 +34,8 @@ struct Row {
 };
 
 // Plain fp32 Adam (fp32 params and grads; 28 B/param: read p, g, m, v, write p, m, v), left to
-// the compiler's auto-vectorizer at -O3 for AVX2 (without errno from sqrt, which would block it).
-__attribute__((target("avx2,fma"), optimize("O3", "no-math-errno"))) void plain_adam(float* __restrict p, const float* __restrict g,
+// the compiler's auto-vectorizer at -O3 for AVX2 (the file is built with -fno-math-errno: errno from sqrt would block it).
+__attribute__((target("avx2,fma"), optimize("O3"))) void plain_adam(float* __restrict p, const float* __restrict g,
                                                                     float* __restrict m, float* __restrict v,
                                                                     std::size_t n, float b1, float b2, float step_size,
                                                                     float bc2, float eps, float decay) {
