@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
   // Out of core: a state file much larger than the staging buffer.
   ThreadPool pool(2);
   std::fprintf(stderr, "bench: scratch file bandwidth in %s\n", dir.c_str());
-  const FileBandwidth disk = measure_file_bandwidth(dir, 1ull << 30, 8ull << 20);
+  // Requests of the size the out-of-core optimizer issues (one staging slot: a quarter of the buffer).
+  const FileBandwidth disk = measure_file_bandwidth(dir, 1ull << 30, ooc_buffer / 4);
   std::fprintf(stderr, "bench: out-of-core optimizer, %zu params\n", ooc_params);
   const OutOfCoreRun ooc = time_adam_out_of_core(pool, best_isa(), HalfFormat::fp16, dir, ooc_params, ooc_buffer, 3);
   const double state_bytes = 12.0 * static_cast<double>(ooc_params);
