@@ -19,7 +19,7 @@ std::string scratch_dir() {
 }
 }  // namespace
 
-TEST_CASE("calibrate --quick writes a host and an SSD profile with calibrated sources; validate --json uses them") {
+TEST_CASE("calibrate --quick writes a host and an SSD profile with calibrated sources, and validate --json uses them") {
   const std::string dir = scratch_dir();
   const std::string host = dir + "/host.json";
   auto r = run_luwusim("calibrate --quick --dir " + dir + " -o " + host);
