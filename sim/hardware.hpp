@@ -1,23 +1,24 @@
 #pragma once
-// The hardware a simulation runs on, as typed specs resolved from the topology's profiles (and a
-// scenario's overrides).  The topology carries link bandwidths and latencies already; this holds
-// what is not a link: the GPU's compute model and its interference.
-#include <stdexcept>
+// The hardware a simulation runs on, as typed specs resolved from the topology's profiles.  The
+// topology carries every link's bandwidth and latency already; this holds what is not a link: the
+// GPU's compute model, the hosts' CPUs, memory and SSDs (for offloading and the optimizer node),
+// the NIC's packet goodput, and the programmable switch's aggregation.
+#include <optional>
 
-#include "models/gpu.hpp"
+#include "models/models.hpp"
 #include "topologies/topology.hpp"
 
 namespace luwu::sim {
 
 struct Hardware {
   models::GpuSpec gpu;
+  models::HostSpec worker_host;                      // CPU, DRAM and NVMe array of rank 0's server
+  std::optional<models::HostSpec> optimizer_node;    // LuWu's in-network optimizer node
+  models::NicSpec worker_nic;                        // rank 0's NIC, line rate as the topology set it
+  std::optional<models::SwitchSpec> network_switch;  // rank 0's switch, when it aggregates
 };
 
-// The GPU profile of the topology's first GPU (luwusim assumes one GPU type per cluster).
-inline Hardware hardware_of(const topologies::Topology& topology) {
-  auto gpus = topology.gpus();
-  if (gpus.empty()) throw std::invalid_argument("the topology has no GPU");
-  return Hardware{models::gpu_from_profile(models::find_profile(topology[gpus.front()].profile))};
-}
+// luwusim assumes one kind of GPU, worker server and NIC per cluster: rank 0's stand for all.
+Hardware hardware_of(const topologies::Topology& topology);
 
 }  // namespace luwu::sim

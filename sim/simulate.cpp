@@ -11,7 +11,8 @@
 #include "models/gpu.hpp"
 #include "sim/engine_config.hpp"
 #include "sim/isolated_run.hpp"
-#include "sim/rank_env.hpp"
+#include "sim/cluster_roles.hpp"
+#include "sim/schedule.hpp"
 #include "topologies/lowering.hpp"
 #include "workloads/memory_footprint.hpp"
 
@@ -24,42 +25,35 @@ CollectiveAlgorithm algorithm_of(const SystemSettings& s) {
   return s.collective_algorithm == "ring" ? CollectiveAlgorithm::Ring : CollectiveAlgorithm::Hierarchical;
 }
 
-void run_schedule(SystemKind kind, RankEnv& env) {
-  switch (kind) {
-    case SystemKind::Ddp: return run_ddp_rank(env);
-    case SystemKind::Zero3: return run_zero3_rank(env);
-    default: throw std::invalid_argument("no schedule for " + workloads::to_string(kind));
-  }
-}
-
 // Runs inside the simulation process: the engine, the platform, one actor per rank.
 luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topologies::Topology& topo,
-                                    const SystemSettings& system, const SimulationOptions& options,
-                                    const models::GpuSpec& gpu_spec) {
+                                    const Hardware& hardware, const SystemSettings& system,
+                                    const SimulationOptions& options) {
+  const models::GpuSpec& gpu_spec = hardware.gpu;
   auto engine = make_engine();
   topologies::LoweringOptions lowering;
   lowering.configure_rdma = false;  // make_engine() has configured the network model
   auto platform = topologies::lower_to_simgrid(topo, *engine, lowering);
 
-  const auto gpu_vertices = topo.gpus();
-  const int world = static_cast<int>(gpu_vertices.size());
-  std::vector<simgrid::s4u::Host*> hosts;
-  std::vector<int> servers;
-  for (auto v : gpu_vertices) {
-    hosts.push_back(platform.host_of_vertex.at(v));
-    servers.push_back(topo[v].server);
-  }
+  const ClusterRoles roles = roles_of(topo, platform);
+  const int world = roles.world();
 
   Timeline timeline(options.record_timeline);
   TrafficMeter traffic;
-  DataParallelCollectives collectives(hosts, servers, algorithm_of(system), CollectiveContext{options.mode, &traffic});
+  DataParallelCollectives collectives(roles.gpu_hosts(), roles.servers(), algorithm_of(system),
+                                      CollectiveContext{options.mode, &traffic});
   std::vector<std::unique_ptr<GpuDevice>> gpus;
-  for (int r = 0; r < world; ++r) gpus.push_back(std::make_unique<GpuDevice>(r, hosts[r], gpu_spec, &timeline));
+  ClusterEnv cluster{trace, hardware, roles, system, collectives, traffic, timeline, {}};
+  for (int r = 0; r < world; ++r) {
+    gpus.push_back(std::make_unique<GpuDevice>(r, roles.ranks[r].gpu, gpu_spec, &timeline));
+    cluster.gpus.push_back(gpus.back().get());
+  }
+  auto schedule = make_schedule(cluster);
 
   for (int r = 0; r < world; ++r) {
-    simgrid::s4u::Actor::create("rank" + std::to_string(r), hosts[r], [&, r] {
-      RankEnv env{trace, *gpus[r], collectives, timeline, system, world};
-      run_schedule(system.kind, env);
+    simgrid::s4u::Actor::create("rank" + std::to_string(r), roles.ranks[r].gpu, [&, r] {
+      RankEnv env{cluster, *gpus[r], roles.ranks[r]};
+      schedule->run_rank(env);
       gpus[r]->times().finish_s = simgrid::s4u::Engine::get_clock();
     });
   }
@@ -99,7 +93,10 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
 
 }  // namespace
 
-bool is_simulated(SystemKind kind) { return kind == SystemKind::Ddp || kind == SystemKind::Zero3; }
+bool is_simulated(SystemKind kind) {
+  return kind == SystemKind::Ddp || kind == SystemKind::Zero3 || kind == SystemKind::ZeroInfinity ||
+         kind == SystemKind::Luwu;
+}
 
 SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
                              const Hardware& hardware, const SystemSettings& system,
@@ -124,7 +121,7 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
     return result;
   }
 
-  auto outcome = run_isolated([&] { return simulate_in_this_process(trace, topology, system, options, gpu_spec).dump(); });
+  auto outcome = run_isolated([&] { return simulate_in_this_process(trace, topology, hardware, system, options).dump(); });
   if (!outcome.ok) throw std::runtime_error("simulating " + system.label + " failed: " + outcome.output);
   result = result_from_json(luwu::Json::parse(outcome.output));
   result.memory = workloads::footprint_to_json(footprint);

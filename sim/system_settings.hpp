@@ -21,10 +21,44 @@ struct SystemSettings {
   // Collective algorithm: "auto" = hierarchical when servers hold several GPUs, ring otherwise.
   std::string collective_algorithm = "auto";
 
+  // ZeRO-Infinity: where parameters and optimizer state live, "nvme" or "dram" (DeepSpeed's
+  // offload_param.device / offload_optimizer.device).
+  std::string offload = "nvme";
+  // ZeRO-Infinity: optimizer state is streamed through DRAM in sub-groups of this many parameters,
+  // read -> update -> write back, double-buffered.  DeepSpeed's sub_group_size default, 1e9.
+  double optimizer_chunk_params = 1e9;
+  // ZeRO-Infinity / LuWu: keep activation checkpoints in host memory (DeepSpeed's
+  // cpu_checkpointing): each block's checkpoint goes to the host after forward and comes back
+  // before its recompute, over the GPU's PCIe.
+  bool offload_activation_checkpoints = false;
+
+  // LuWu: a layer's parameters and gradients cross the switch in this many pieces, so the
+  // multicast and the aggregation pipeline (a piece is forwarded once it has fully arrived).
+  int pipeline_chunks = 16;
+  // LuWu / SwitchML: bytes per gradient element on the wire.  4: gradients travel as 32-bit fixed
+  // point, which the switch's integer ALUs add (SwitchML, section 4); the paper does not say
+  // otherwise for LuWu.
+  double aggregation_element_bytes = 4;
+  // LuWu: share of the optimizer node's DRAM available to hold fp16 parameters and optimizer state
+  // (the rest: OS, buffers).  Project assumption.
+  double optimizer_node_dram_share = 0.9;
+  // LuWu: layers of optimizer state read from SSD into DRAM ahead of their update.
+  int state_prefetch_layers = 2;
+
   // The names a scenario may set, for strict parsing.
   static const std::vector<std::string>& keys() {
-    static const std::vector<std::string> k = {"name", "label", "bucket_bytes", "prefetch_layers",
-                                               "collective_algorithm"};
+    static const std::vector<std::string> k = {"name",
+                                               "label",
+                                               "bucket_bytes",
+                                               "prefetch_layers",
+                                               "collective_algorithm",
+                                               "offload",
+                                               "optimizer_chunk_params",
+                                               "offload_activation_checkpoints",
+                                               "pipeline_chunks",
+                                               "aggregation_element_bytes",
+                                               "optimizer_node_dram_share",
+                                               "state_prefetch_layers"};
     return k;
   }
 };
@@ -53,6 +87,17 @@ inline SystemSettings system_settings_from_json(const JsonNode& node) {
   s.collective_algorithm = node.get_string("collective_algorithm", s.collective_algorithm);
   if (s.collective_algorithm != "auto" && s.collective_algorithm != "ring" && s.collective_algorithm != "hierarchical")
     node.at("collective_algorithm").fail("expected \"auto\", \"ring\" or \"hierarchical\"");
+  s.offload = node.get_string("offload", s.offload);
+  if (s.offload != "nvme" && s.offload != "dram") node.at("offload").fail("expected \"nvme\" or \"dram\"");
+  if (node.has("optimizer_chunk_params")) s.optimizer_chunk_params = node.at("optimizer_chunk_params").as_positive();
+  s.offload_activation_checkpoints = node.get_bool("offload_activation_checkpoints", s.offload_activation_checkpoints);
+  s.pipeline_chunks = static_cast<int>(node.get_int("pipeline_chunks", s.pipeline_chunks, 1, 1 << 16));
+  if (node.has("aggregation_element_bytes")) s.aggregation_element_bytes = node.at("aggregation_element_bytes").as_positive();
+  if (node.has("optimizer_node_dram_share")) {
+    s.optimizer_node_dram_share = node.at("optimizer_node_dram_share").as_positive();
+    if (s.optimizer_node_dram_share > 1) node.at("optimizer_node_dram_share").fail("expected a share in (0, 1]");
+  }
+  s.state_prefetch_layers = static_cast<int>(node.get_int("state_prefetch_layers", s.state_prefetch_layers, 0, 1000));
   return s;
 }
 

@@ -1,0 +1,49 @@
+#include "sim/cluster_roles.hpp"
+
+namespace luwu::sim {
+namespace {
+
+std::vector<simgrid::s4u::Disk*> disks_of(const topologies::Topology& topo, const topologies::LoweredPlatform& platform,
+                                          topologies::Vertex owner) {
+  std::vector<simgrid::s4u::Disk*> disks;
+  for (auto ssd : topo.ssds_of(owner)) disks.push_back(platform.disks.at(topo[ssd].name));
+  return disks;
+}
+
+}  // namespace
+
+std::vector<simgrid::s4u::Host*> ClusterRoles::gpu_hosts() const {
+  std::vector<simgrid::s4u::Host*> hosts;
+  for (const auto& r : ranks) hosts.push_back(r.gpu);
+  return hosts;
+}
+
+std::vector<int> ClusterRoles::servers() const {
+  std::vector<int> s;
+  for (const auto& r : ranks) s.push_back(r.server);
+  return s;
+}
+
+ClusterRoles roles_of(const topologies::Topology& topo, const topologies::LoweredPlatform& platform) {
+  ClusterRoles roles;
+  for (auto gpu : topo.gpus()) {
+    RankHosts r;
+    r.gpu = platform.host_of_vertex.at(gpu);
+    auto cpu = topo.cpu_of(gpu);
+    r.cpu = platform.host_of_vertex.at(cpu);
+    r.nic = platform.host_of_vertex.at(topo.nic_of(gpu));
+    r.nvme = disks_of(topo, platform, cpu);
+    r.server = topo[gpu].server;
+    roles.ranks.push_back(r);
+  }
+  if (!roles.ranks.empty())
+    if (auto sw = topo.switch_of(topo.nic_of(topo.gpus().front())))
+      roles.network_switch = platform.host_of_vertex.at(*sw);
+  if (auto node = topo.optimizer_node()) {
+    roles.optimizer_node = platform.host_of_vertex.at(*node);
+    roles.optimizer_ssds = disks_of(topo, platform, *node);
+  }
+  return roles;
+}
+
+}  // namespace luwu::sim

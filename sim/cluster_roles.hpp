@@ -1,0 +1,35 @@
+#pragma once
+// Which SimGrid host or disk plays which part in a data-parallel iteration: each rank's GPU, its
+// server's CPU and NVMe SSDs, its NIC; the switch the NICs reach; LuWu's optimizer node.
+#include <vector>
+
+#include <simgrid/s4u/Disk.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "topologies/lowering.hpp"
+#include "topologies/topology.hpp"
+
+namespace luwu::sim {
+
+struct RankHosts {
+  simgrid::s4u::Host* gpu = nullptr;
+  simgrid::s4u::Host* cpu = nullptr;                // the server's CPU (PCIe root complex, DRAM)
+  simgrid::s4u::Host* nic = nullptr;
+  std::vector<simgrid::s4u::Disk*> nvme;            // the server's NVMe SSDs, striped
+  int server = -1;
+};
+
+struct ClusterRoles {
+  std::vector<RankHosts> ranks;
+  simgrid::s4u::Host* network_switch = nullptr;     // the switch rank 0's NIC is cabled to
+  simgrid::s4u::Host* optimizer_node = nullptr;     // nullptr without one
+  std::vector<simgrid::s4u::Disk*> optimizer_ssds;
+
+  int world() const { return static_cast<int>(ranks.size()); }
+  std::vector<simgrid::s4u::Host*> gpu_hosts() const;
+  std::vector<int> servers() const;
+};
+
+ClusterRoles roles_of(const topologies::Topology& topology, const topologies::LoweredPlatform& platform);
+
+}  // namespace luwu::sim

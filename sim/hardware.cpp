@@ -1,0 +1,46 @@
+#include "sim/hardware.hpp"
+
+#include <stdexcept>
+
+namespace luwu::sim {
+namespace {
+
+models::HostSpec host_of(const topologies::Topology& topo, topologies::Vertex host) {
+  auto host_profile = models::find_profile(topo[host].profile);
+  auto ssds = topo.ssds_of(host);
+  if (ssds.empty()) return models::host_from_profiles(host_profile);
+  auto ssd_profile = models::find_profile(topo[ssds.front()].profile);
+  return models::host_from_profiles(host_profile, &ssd_profile, static_cast<int>(ssds.size()));
+}
+
+models::NicSpec nic_of(const topologies::Topology& topo, topologies::Vertex nic) {
+  auto profile = models::find_profile(topo[nic].profile);
+  models::NicSpec spec =
+      profile.kind == "smartnic" ? models::smartnic_from_profile(profile).nic : models::nic_from_profile(profile);
+  // A builder's line-rate override ("network": "200Gb/s") applies to every NIC it built.
+  if (topo.builder_args.is_object() && topo.builder_args.contains("network_Bps")) {
+    double line = topo.builder_args.at("network_Bps").get<double>();
+    if (line > 0) spec.line_rate_Bps = line;
+  }
+  return spec;
+}
+
+}  // namespace
+
+Hardware hardware_of(const topologies::Topology& topo) {
+  auto gpus = topo.gpus();
+  if (gpus.empty()) throw std::invalid_argument("the topology has no GPU");
+  Hardware hw;
+  hw.gpu = models::gpu_from_profile(models::find_profile(topo[gpus.front()].profile));
+  hw.worker_host = host_of(topo, topo.cpu_of(gpus.front()));
+  if (auto node = topo.optimizer_node()) hw.optimizer_node = host_of(topo, *node);
+  auto nic = topo.nic_of(gpus.front());
+  hw.worker_nic = nic_of(topo, nic);
+  if (auto sw = topo.switch_of(nic)) {
+    auto profile = models::find_profile(topo[*sw].profile);
+    if (profile.has("aggregation_slots")) hw.network_switch = models::switch_from_profile(profile);
+  }
+  return hw;
+}
+
+}  // namespace luwu::sim

@@ -1,0 +1,222 @@
+#include "sim/sweep_results.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace luwu::sim {
+namespace {
+
+std::string line_head(const SweepPoint& point) {
+  return "{\"id\":" + luwu::Json(point.id).dump() + ",\"index\":" + std::to_string(point.index) +
+         ",\"point\":" + settings_json_text(point) + ",\"input\":" + point.scenario.dump();
+}
+
+std::string read_all(const std::string& path, bool* exists) {
+  std::ifstream in(path, std::ios::binary);
+  *exists = static_cast<bool>(in);
+  if (!in) return {};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+[[noreturn]] void system_error(const std::string& path, const std::string& what) {
+  throw std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
+}
+
+std::string csv_field(const luwu::Json& v) {
+  if (v.is_null()) return "";
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+luwu::Json get_or_null(const luwu::Json& j, const std::string& key) {
+  return j.is_object() && j.contains(key) ? j.at(key) : luwu::Json();
+}
+
+}  // namespace
+
+std::string sweep_result_line(const SweepPoint& point, const luwu::Json& run_json) {
+  return line_head(point) + ",\"scenario\":" + run_json.at("scenario").dump() +
+         ",\"results\":" + run_json.at("results").dump() + "}";
+}
+
+std::string sweep_error_line(const SweepPoint& point, const std::string& error) {
+  return line_head(point) + ",\"error\":" + luwu::Json(error).dump() + "}";
+}
+
+std::vector<SweepLine> read_sweep_lines(const std::string& path, std::size_t* partial_bytes) {
+  bool exists = false;
+  const std::string content = read_all(path, &exists);
+  std::vector<SweepLine> lines;
+  std::size_t start = 0;
+  int number = 0;
+  while (start < content.size()) {
+    std::size_t end = content.find('\n', start);
+    if (end == std::string::npos) break;  // a partial last line
+    ++number;
+    std::string text = content.substr(start, end - start);
+    start = end + 1;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = "line " + std::to_string(number);
+    SweepLine line;
+    try {
+      line.json = luwu::Json::parse(text);
+    } catch (const luwu::Json::parse_error& e) {
+      throw InputError(path, where, std::string("not valid JSON: ") + e.what());
+    }
+    if (!line.json.is_object() || !line.json.contains("id") || !line.json.at("id").is_string() ||
+        !line.json.contains("index") || !line.json.at("index").is_number_integer())
+      throw InputError(path, where, "not a sweep result line (expected an object with \"id\" and \"index\")");
+    line.id = line.json.at("id").get<std::string>();
+    line.index = line.json.at("index").get<int>();
+    line.text = std::move(text);
+    lines.push_back(std::move(line));
+  }
+  if (partial_bytes) *partial_bytes = content.size() - start;
+  return lines;
+}
+
+SweepResultsFile::SweepResultsFile(const std::string& path, OpenResults mode,
+                                   const std::function<void(const std::string&)>& warn)
+    : path_(path) {
+  std::size_t partial = 0;
+  if (mode != OpenResults::Overwrite) existing_ = read_sweep_lines(path, &partial);
+  if (mode == OpenResults::Fresh && (!existing_.empty() || partial > 0))
+    throw std::invalid_argument(path + " already holds " + std::to_string(existing_.size()) +
+                                " results: pass --resume to continue that sweep or --overwrite to start again");
+  int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (mode == OpenResults::Overwrite ? O_TRUNC : 0);
+  fd_ = ::open(path.c_str(), flags, 0644);
+  if (fd_ < 0) system_error(path, "cannot open for appending");
+  if (partial > 0) {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) system_error(path, "cannot stat");
+    if (::ftruncate(fd_, st.st_size - static_cast<off_t>(partial)) != 0) system_error(path, "cannot drop a partial line");
+    ::fsync(fd_);
+    if (warn) warn(fmt::format("{}: dropped a partial last line ({} bytes) left by an interrupted sweep", path, partial));
+  }
+}
+
+SweepResultsFile::~SweepResultsFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::set<std::string> SweepResultsFile::existing_ids() const {
+  std::set<std::string> ids;
+  for (const auto& l : existing_) ids.insert(l.id);
+  return ids;
+}
+
+void SweepResultsFile::append(const std::string& line) {
+  const std::string whole = line + "\n";
+  const char* p = whole.data();
+  std::size_t left = whole.size();
+  while (left > 0) {  // regular files take it in one write; more only when the disk fills up
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) system_error(path_, "cannot append a result");
+    p += n, left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd_) != 0) system_error(path_, "cannot sync");
+}
+
+std::vector<SweepLine> merge_sweep_results(const std::vector<std::string>& files) {
+  std::map<std::string, SweepLine> by_id;
+  for (const auto& f : files) {
+    bool exists = false;
+    read_all(f, &exists);
+    if (!exists) throw InputError(f, "", "cannot open file");
+    for (auto& l : read_sweep_lines(f)) by_id.emplace(l.id, std::move(l));
+  }
+  std::vector<SweepLine> out;
+  for (auto& [id, l] : by_id) out.push_back(std::move(l));
+  std::stable_sort(out.begin(), out.end(), [](const SweepLine& a, const SweepLine& b) { return a.index < b.index; });
+  return out;
+}
+
+std::string sweep_lines_to_jsonl(const std::vector<SweepLine>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l.text + "\n";
+  return out;
+}
+
+std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
+  // Point keys in the order their axes were written, first seen first.
+  std::vector<std::string> point_keys;
+  for (const auto& l : lines) {
+    auto ordered = nlohmann::ordered_json::parse(l.text);
+    if (!ordered.contains("point") || !ordered.at("point").is_object()) continue;
+    for (auto it = ordered.at("point").begin(); it != ordered.at("point").end(); ++it)
+      if (std::find(point_keys.begin(), point_keys.end(), it.key()) == point_keys.end()) point_keys.push_back(it.key());
+  }
+  const std::vector<std::string> scenario_cols = {"name",     "model",      "params",     "workers",
+                                                  "gpu",      "micro_batch", "seq_len",   "grad_accum",
+                                                  "recompute", "dtype",     "tokens_per_iteration", "collective_mode"};
+  const std::vector<std::string> cluster_cols = {"topology", "network"};
+  const std::vector<std::string> result_cols = {"iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
+  const std::vector<std::string> breakdown_cols = {"compute", "exposed_communication", "exposed_optimizer", "io_stall",
+                                                   "idle"};
+  std::string out = "id,index";
+  for (const auto& k : point_keys) out += "," + csv_field("point." + k);
+  for (const auto& c : scenario_cols) out += "," + c;
+  for (const auto& c : cluster_cols) out += "," + c;
+  out += ",system,feasible,reason";
+  for (const auto& c : result_cols) out += "," + c;
+  for (const auto& c : breakdown_cols) out += "," + c + "_s";
+  out += ",sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes,error\n";
+
+  for (const auto& l : lines) {
+    const auto& j = l.json;
+    std::string head = csv_field(l.id) + "," + std::to_string(l.index);
+    const luwu::Json point = get_or_null(j, "point");
+    for (const auto& k : point_keys) head += "," + csv_field(get_or_null(point, k));
+    const luwu::Json scenario = get_or_null(j, "scenario");
+    for (const auto& c : scenario_cols) head += "," + csv_field(get_or_null(scenario, c));
+    const luwu::Json cluster = get_or_null(scenario, "cluster");
+    for (const auto& c : cluster_cols) head += "," + csv_field(get_or_null(cluster, c));
+
+    const std::size_t blank_result_cols = 2 + result_cols.size() + breakdown_cols.size() + 3;
+    auto blanks = [](std::size_t n) { return std::string(n, ','); };
+    if (j.contains("error") || !j.contains("results")) {
+      out += head + "," + blanks(blank_result_cols) + "," + csv_field(get_or_null(j, "error")) + "\n";
+      continue;
+    }
+    for (const auto& r : j.at("results")) {
+      std::string row = head + "," + csv_field(get_or_null(r, "system"));
+      if (r.contains("error")) {
+        out += row + "," + blanks(blank_result_cols - 1) + "," + csv_field(r.at("error")) + "\n";
+        continue;
+      }
+      row += "," + csv_field(get_or_null(r, "feasible")) + "," + csv_field(get_or_null(r, "reason"));
+      for (const auto& c : result_cols) row += "," + csv_field(get_or_null(r, c));
+      const luwu::Json breakdown = get_or_null(r, "breakdown_s");
+      for (const auto& c : breakdown_cols) row += "," + csv_field(get_or_null(breakdown, c));
+      const luwu::Json net = get_or_null(r, "network_bytes_per_worker");
+      row += "," + csv_field(get_or_null(net, "sent")) + "," + csv_field(get_or_null(net, "received"));
+      luwu::Json peak;
+      if (r.contains("gpu_peak_memory_bytes") && r.at("gpu_peak_memory_bytes").is_array() &&
+          !r.at("gpu_peak_memory_bytes").empty()) {
+        double m = 0;
+        for (const auto& b : r.at("gpu_peak_memory_bytes")) m = std::max(m, b.get<double>());
+        peak = m;
+      }
+      out += row + "," + csv_field(peak) + ",\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace luwu::sim

@@ -1,0 +1,266 @@
+#include "sim/sweep_runner.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdexcept>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "sim/run_scenario.hpp"
+#include "sim/scenario.hpp"
+#include "sim/sweep_results.hpp"
+
+namespace luwu::sim {
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+// SIGINT/SIGTERM set a flag for the loop (poll returns EINTR) while run_sweep runs.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: poll() wakes up
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+struct Child {
+  pid_t pid;
+  int fd;
+  std::size_t point;
+  std::string output;
+};
+
+void write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n, left -= static_cast<std::size_t>(n);
+  }
+}
+
+// The child leads its own process group (the simulation processes it forks join it), so the
+// sweep can kill a point whole, and a terminal's Ctrl-C reaches only the sweep, which decides.
+Child start_point(const SweepDefinition& sweep, const SweepPoint& point, std::size_t which) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a sweep killed outright takes its points with it
+    if (::getppid() != parent) ::_exit(1);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    ::close(fds[0]);
+    std::string message;
+    try {
+      message = "1" + simulate_point(sweep, point).dump();
+    } catch (const std::exception& e) {
+      message = std::string("0") + e.what();
+    } catch (...) {
+      message = "0unknown error";
+    }
+    write_all(fds[1], message);
+    ::close(fds[1]);
+    ::_exit(0);
+  }
+  ::setpgid(pid, pid);  // also here, so a kill right after fork finds the group
+  ::close(fds[1]);
+  return Child{pid, fds[0], which, {}};
+}
+
+std::string status_text(int status) {
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "exited with code " + std::to_string(WEXITSTATUS(status));
+}
+
+}  // namespace
+
+int default_jobs() {
+  long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+Shard parse_shard(const std::string& text) {
+  auto slash = text.find('/');
+  auto bad = [&]() -> Shard { throw std::invalid_argument("--shard " + text + ": expected i/n with 0 <= i < n"); };
+  if (slash == std::string::npos) return bad();
+  const std::string i = text.substr(0, slash), n = text.substr(slash + 1);
+  auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() < 9 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!digits(i) || !digits(n)) return bad();
+  Shard s{std::stoi(i), std::stoi(n)};
+  if (s.count < 1 || s.index >= s.count) return bad();
+  return s;
+}
+
+luwu::Json simulate_point(const SweepDefinition& sweep, const SweepPoint& point) {
+  const Scenario scenario = scenario_from_json(JsonNode(point.scenario, sweep.base_file));
+  luwu::Json summary;
+  luwu::Json results = luwu::Json::array();
+  std::string errors;
+  for (const auto& system : scenario.systems) {
+    Scenario one = scenario;
+    one.systems = {system};
+    try {
+      const auto run = run_scenario(one, RunOptions{});
+      if (summary.is_null()) summary = run.summary;
+      results.push_back(result_to_json(run.results.at(0)));
+    } catch (const std::exception& e) {
+      results.push_back({{"system", system.label}, {"error", e.what()}});
+      errors += (errors.empty() ? "" : "; ") + system.label + ": " + e.what();
+    }
+  }
+  if (summary.is_null()) throw std::runtime_error("no system could be simulated (" + errors + ")");
+  return {{"scenario", summary}, {"results", results}};
+}
+
+SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepPoint>& points,
+                          const SweepRunOptions& options) {
+  if (options.resume && options.overwrite) throw std::invalid_argument("--resume and --overwrite exclude each other");
+  const OpenResults mode = options.resume      ? OpenResults::Resume
+                           : options.overwrite ? OpenResults::Overwrite
+                                               : OpenResults::Fresh;
+  SweepResultsFile file(options.output, mode, options.warn);
+
+  SweepRunSummary summary;
+  summary.points = static_cast<int>(points.size());
+  const auto done_ids = file.existing_ids();
+  std::set<std::string> sweep_ids;
+  std::deque<std::size_t> queue;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    sweep_ids.insert(points[i].id);
+    if (!options.shard.contains(points[i].index)) continue;
+    ++summary.in_shard;
+    if (done_ids.count(points[i].id)) ++summary.already_done;
+    else queue.push_back(i);
+  }
+  int foreign = 0;
+  for (const auto& id : done_ids) foreign += sweep_ids.count(id) ? 0 : 1;
+  if (foreign > 0 && options.warn)
+    options.warn(fmt::format("{}: {} results are not points of this sweep (another base or axes); kept as they are",
+                             options.output, foreign));
+
+  const int jobs = options.jobs > 0 ? options.jobs : default_jobs();
+  SweepProgress progress;
+  progress.total = static_cast<int>(queue.size());
+  const auto started = std::chrono::steady_clock::now();
+  auto report = [&] {
+    if (!options.progress) return;
+    progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    options.progress(progress);
+  };
+
+  StopSignals stop_signals;
+  std::vector<Child> running;
+  report();
+  while ((!queue.empty() || !running.empty()) && g_stop_signal == 0) {
+    while (static_cast<int>(running.size()) < jobs && !queue.empty()) {
+      running.push_back(start_point(sweep, points[queue.front()], queue.front()));
+      queue.pop_front();
+    }
+    progress.running = static_cast<int>(running.size());
+    std::vector<pollfd> fds;
+    for (const auto& c : running) fds.push_back({c.fd, POLLIN, 0});
+    int ready = ::poll(fds.data(), fds.size(), 1000);
+    if (ready < 0 && errno != EINTR) throw std::runtime_error("poll failed");
+    if (ready <= 0) {
+      report();
+      continue;
+    }
+    std::vector<Child> still;
+    for (std::size_t k = 0; k < running.size(); ++k) {
+      Child& c = running[k];
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
+        still.push_back(std::move(c));
+        continue;
+      }
+      char buf[65536];
+      ssize_t n = ::read(c.fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) {
+        still.push_back(std::move(c));
+        continue;
+      }
+      if (n > 0) {
+        c.output.append(buf, static_cast<std::size_t>(n));
+        still.push_back(std::move(c));
+        continue;
+      }
+      // End of output: the point is done, one way or another.
+      ::close(c.fd);
+      int status = 0;
+      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      const SweepPoint& point = points[c.point];
+      std::string line;
+      bool failed = true;
+      if (!c.output.empty() && c.output[0] == '1') {
+        try {
+          line = sweep_result_line(point, luwu::Json::parse(c.output.substr(1)));
+          failed = false;
+        } catch (const std::exception& e) {
+          line = sweep_error_line(point, std::string("unreadable result: ") + e.what());
+        }
+      } else if (!c.output.empty()) {
+        line = sweep_error_line(point, c.output.substr(1));
+      } else {
+        line = sweep_error_line(point, "point process " + status_text(status) + " without a result");
+      }
+      file.append(line);
+      ++summary.ran;
+      ++progress.done;
+      if (failed) ++summary.failed, ++progress.failed;
+      progress.running = static_cast<int>(running.size() - k - 1 + still.size());
+      report();
+    }
+    running = std::move(still);
+  }
+
+  if (g_stop_signal != 0) {
+    summary.interrupted_by = g_stop_signal;
+    for (auto& c : running) {
+      ::kill(-c.pid, SIGKILL);
+      ::kill(c.pid, SIGKILL);
+    }
+    for (auto& c : running) {
+      int status = 0;
+      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::close(c.fd);
+    }
+  }
+  progress.running = 0;
+  report();
+  return summary;
+}
+
+}  // namespace luwu::sim

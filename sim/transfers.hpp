@@ -1,0 +1,31 @@
+#pragma once
+// Point-to-point data movement that is not a collective: a PCIe copy between a GPU and its host, a
+// NIC's DMA, a switch's multicast leg; and striped SSD reads and writes.  Every byte is counted.
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Disk.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "sim/traffic_meter.hpp"
+
+namespace luwu::sim {
+
+// Starts a flow of `bytes` from one host to another (any actor may start it).  rate_Bps > 0 caps
+// its rate (e.g. a self-clocked window); otherwise it takes its max-min share of the route.
+simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
+                                     TrafficMeter& traffic, double rate_Bps = -1);
+void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, TrafficMeter& traffic,
+              double rate_Bps = -1);
+
+// Reads or writes `bytes` striped evenly over the disks (RAID-0 style), all at once; returns when
+// every disk is done.  Counted as "<disk>:read" / "<disk>:write".
+void read_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic);
+void write_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic);
+
+// Runs `seconds` of work on a host's processor (CPU optimizer steps, DRAM-bound kernels): the
+// calling actor executes on `host`, sharing its speed with whatever else runs there.
+void execute_on(simgrid::s4u::Host* host, double seconds);
+
+}  // namespace luwu::sim
