@@ -14,8 +14,9 @@ namespace luwu::validation {
 // read of a[i] is not counted, as in STREAM).
 double measure_triad_Bps(ThreadPool& pool, std::size_t elements, int repetitions);
 
-// a[i] = a[i] * s + t in place over floats, counted 8 B/element: the ceiling of a kernel that
-// rewrites the lines it has just read, as the optimizer step does.
+// a[i] = a[i] * s + t in place over three float arrays of elements / 3 each, counted 8 B per
+// element: the ceiling of a kernel that rewrites the lines it has just read, with as many
+// concurrent streams as the optimizer step's state (master, m, v).
 double measure_read_modify_write_Bps(ThreadPool& pool, std::size_t elements, int repetitions);
 
 // Peak fp32 FLOP/s of the pool's threads: independent chains of vector FMAs in registers.
