@@ -17,8 +17,8 @@ namespace luwu::sim {
 namespace {
 
 std::string line_head(const SweepPoint& point) {
-  return "{\"id\":" + luwu::Json(point.id).dump() + ",\"index\":" + std::to_string(point.index) +
-         ",\"point\":" + settings_json_text(point) + ",\"input\":" + point.scenario.dump();
+  return fmt::format("{{\"id\":{},\"index\":{},\"point\":{},\"input\":{}", luwu::Json(point.id).dump(), point.index,
+                     settings_json_text(point), point.scenario.dump());
 }
 
 std::string read_all(const std::string& path, bool* exists) {
@@ -38,10 +38,32 @@ std::string csv_field(const luwu::Json& v) {
   if (v.is_null()) return "";
   std::string s = v.is_string() ? v.get<std::string>() : v.dump();
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+  std::string q(1, '"');
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  q += '"';
+  return q;
 }
+
+// A CSV row, field by field.
+class CsvRow {
+ public:
+  void add(const luwu::Json& v) { add_text(csv_field(v)); }
+  void add_text(const std::string& text) {
+    if (fields_++ > 0) text_ += ',';
+    text_ += text;
+  }
+  void add_blanks(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) add_text("");
+  }
+  std::string line() const { return text_ + '\n'; }
+
+ private:
+  std::string text_;
+  int fields_ = 0;
+};
 
 luwu::Json get_or_null(const luwu::Json& j, const std::string& key) {
   return j.is_object() && j.contains(key) ? j.at(key) : luwu::Json();
@@ -50,12 +72,12 @@ luwu::Json get_or_null(const luwu::Json& j, const std::string& key) {
 }  // namespace
 
 std::string sweep_result_line(const SweepPoint& point, const luwu::Json& run_json) {
-  return line_head(point) + ",\"scenario\":" + run_json.at("scenario").dump() +
-         ",\"results\":" + run_json.at("results").dump() + "}";
+  return fmt::format("{},\"scenario\":{},\"results\":{}}}", line_head(point), run_json.at("scenario").dump(),
+                     run_json.at("results").dump());
 }
 
 std::string sweep_error_line(const SweepPoint& point, const std::string& error) {
-  return line_head(point) + ",\"error\":" + luwu::Json(error).dump() + "}";
+  return fmt::format("{},\"error\":{}}}", line_head(point), luwu::Json(error).dump());
 }
 
 std::vector<SweepLine> read_sweep_lines(const std::string& path, std::size_t* partial_bytes) {
@@ -169,43 +191,55 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
   const std::vector<std::string> result_cols = {"iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
   const std::vector<std::string> breakdown_cols = {"compute", "exposed_communication", "exposed_optimizer", "io_stall",
                                                    "idle"};
-  std::string out = "id,index";
-  for (const auto& k : point_keys) out += "," + csv_field("point." + k);
-  for (const auto& c : scenario_cols) out += "," + c;
-  for (const auto& c : cluster_cols) out += "," + c;
-  out += ",system,feasible,reason";
-  for (const auto& c : result_cols) out += "," + c;
-  for (const auto& c : breakdown_cols) out += "," + c + "_s";
-  out += ",sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes,error\n";
+  const std::size_t result_fields = 2 + result_cols.size() + breakdown_cols.size() + 3;  // feasible .. peak
+  CsvRow header;
+  for (const char* c : {"id", "index"}) header.add_text(c);
+  for (const auto& k : point_keys) header.add(luwu::Json("point." + k));
+  for (const auto& c : scenario_cols) header.add_text(c);
+  for (const auto& c : cluster_cols) header.add_text(c);
+  for (const char* c : {"system", "feasible", "reason"}) header.add_text(c);
+  for (const auto& c : result_cols) header.add_text(c);
+  for (const auto& c : breakdown_cols) header.add_text(c + "_s");
+  for (const char* c : {"sent_bytes_per_worker", "received_bytes_per_worker", "gpu_peak_memory_bytes", "error"})
+    header.add_text(c);
+  std::string out = header.line();
 
   for (const auto& l : lines) {
     const auto& j = l.json;
-    std::string head = csv_field(l.id) + "," + std::to_string(l.index);
+    CsvRow head;
+    head.add(l.id);
+    head.add(l.index);
     const luwu::Json point = get_or_null(j, "point");
-    for (const auto& k : point_keys) head += "," + csv_field(get_or_null(point, k));
+    for (const auto& k : point_keys) head.add(get_or_null(point, k));
     const luwu::Json scenario = get_or_null(j, "scenario");
-    for (const auto& c : scenario_cols) head += "," + csv_field(get_or_null(scenario, c));
+    for (const auto& c : scenario_cols) head.add(get_or_null(scenario, c));
     const luwu::Json cluster = get_or_null(scenario, "cluster");
-    for (const auto& c : cluster_cols) head += "," + csv_field(get_or_null(cluster, c));
+    for (const auto& c : cluster_cols) head.add(get_or_null(cluster, c));
 
-    const std::size_t blank_result_cols = 2 + result_cols.size() + breakdown_cols.size() + 3;
-    auto blanks = [](std::size_t n) { return std::string(n, ','); };
     if (j.contains("error") || !j.contains("results")) {
-      out += head + "," + blanks(blank_result_cols) + "," + csv_field(get_or_null(j, "error")) + "\n";
+      CsvRow row = head;
+      row.add_blanks(1 + result_fields);  // no system, no result
+      row.add(get_or_null(j, "error"));
+      out += row.line();
       continue;
     }
     for (const auto& r : j.at("results")) {
-      std::string row = head + "," + csv_field(get_or_null(r, "system"));
+      CsvRow row = head;
+      row.add(get_or_null(r, "system"));
       if (r.contains("error")) {
-        out += row + "," + blanks(blank_result_cols - 1) + "," + csv_field(r.at("error")) + "\n";
+        row.add_blanks(result_fields);
+        row.add(r.at("error"));
+        out += row.line();
         continue;
       }
-      row += "," + csv_field(get_or_null(r, "feasible")) + "," + csv_field(get_or_null(r, "reason"));
-      for (const auto& c : result_cols) row += "," + csv_field(get_or_null(r, c));
+      row.add(get_or_null(r, "feasible"));
+      row.add(get_or_null(r, "reason"));
+      for (const auto& c : result_cols) row.add(get_or_null(r, c));
       const luwu::Json breakdown = get_or_null(r, "breakdown_s");
-      for (const auto& c : breakdown_cols) row += "," + csv_field(get_or_null(breakdown, c));
+      for (const auto& c : breakdown_cols) row.add(get_or_null(breakdown, c));
       const luwu::Json net = get_or_null(r, "network_bytes_per_worker");
-      row += "," + csv_field(get_or_null(net, "sent")) + "," + csv_field(get_or_null(net, "received"));
+      row.add(get_or_null(net, "sent"));
+      row.add(get_or_null(net, "received"));
       luwu::Json peak;
       if (r.contains("gpu_peak_memory_bytes") && r.at("gpu_peak_memory_bytes").is_array() &&
           !r.at("gpu_peak_memory_bytes").empty()) {
@@ -213,7 +247,9 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
         for (const auto& b : r.at("gpu_peak_memory_bytes")) m = std::max(m, b.get<double>());
         peak = m;
       }
-      out += row + "," + csv_field(peak) + ",\n";
+      row.add(peak);
+      row.add_text("");  // no error
+      out += row.line();
     }
   }
   return out;

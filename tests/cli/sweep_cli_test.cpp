@@ -1,0 +1,273 @@
+// luwusim sweep / sweep-export, and plots/make_figures.py, end to end on tiny scenarios: exit
+// codes, resume after a kill, shards, --jobs independence, CSV, figures.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_command.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The repository, from this file's path (CMake compiles sources by absolute path).
+const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("sweep-cli-" + std::to_string(::getpid()) + "-" + name)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const std::string& f) const { return (path / f).string(); }
+};
+
+// GPT-3 125M, micro-batch 1, sequence 256, on 2-4 luwu-star workers: seconds per point.
+void write_tiny_scenario(const std::string& file) {
+  std::ofstream(file) << R"({"name": "tiny", "model": "gpt3-125m",
+    "training": {"micro_batch": 1, "seq_len": 256, "recompute": true},
+    "cluster": {"topology": "luwu-star", "workers": 2, "network": "100Gb/s"},
+    "systems": ["ddp", "zero3"]})";
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    out.push_back(text.substr(start, end - start));
+  return out;
+}
+
+std::vector<std::string> sorted_lines(const std::string& file) {
+  auto v = lines_of(read_whole_file(file));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+int csv_fields(const std::string& row) {
+  int n = 1;
+  bool quoted = false;
+  for (char c : row) {
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("sweep: an unknown key is exit 2 naming it, and nothing is written") {
+  TempDir dir("unknown");
+  write_tiny_scenario(dir / "base.json");
+  auto r = run_luwusim("sweep " + dir / "base.json" + " --set cluster.wrokers=2,4 -o " + dir / "out.jsonl");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("wrokers") != std::string::npos);
+  CHECK(r.err.find("did you mean \"workers\"") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out.jsonl"));
+
+  auto top = run_luwusim("sweep " + dir / "base.json" + " --set trainig.micro_batch=1 -o " + dir / "out.jsonl");
+  CHECK(top.exit_code == 2);
+  CHECK(top.err.find("trainig") != std::string::npos);
+}
+
+TEST_CASE("sweep: malformed --set, --shard and values are exit 2") {
+  TempDir dir("malformed");
+  write_tiny_scenario(dir / "base.json");
+  const std::string base = "sweep " + dir / "base.json" + " -o " + dir / "out.jsonl";
+  CHECK(run_luwusim(base + " --set cluster.workers").exit_code == 2);
+  CHECK(run_luwusim(base + " --set 'systems=[\"ddp\"'").exit_code == 2);
+  CHECK(run_luwusim(base + " --shard 3/2").exit_code == 2);
+  auto bad_value = run_luwusim(base + " --set training.micro_batch=0");
+  CHECK(bad_value.exit_code == 2);
+  CHECK(bad_value.err.find("$.training.micro_batch") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out.jsonl"));
+}
+
+TEST_CASE("sweep --list: the cartesian product in order with ids") {
+  TempDir dir("list");
+  write_tiny_scenario(dir / "base.json");
+  auto r = run_luwusim("sweep " + dir / "base.json" + " --set cluster.workers=2,3 --set systems=ddp,zero3 --list");
+  REQUIRE(r.exit_code == 0);
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  const int workers[] = {2, 2, 3, 3};
+  const char* systems[] = {"ddp", "zero3", "ddp", "zero3"};
+  std::set<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    auto j = nlohmann::json::parse(lines[i]);
+    CHECK(j["index"] == i);
+    CHECK(j["point"]["cluster.workers"] == workers[i]);
+    CHECK(j["point"]["systems"] == systems[i]);
+    ids.insert(j["id"].get<std::string>());
+  }
+  CHECK(ids.size() == 4);
+  auto shard = run_luwusim("sweep " + dir / "base.json" + " --set cluster.workers=2,3 --set systems=ddp,zero3 --list --shard 1/2");
+  REQUIRE(shard.exit_code == 0);
+  REQUIRE(lines_of(shard.out).size() == 2);
+  CHECK(lines_of(shard.out)[0] == lines[1]);
+  CHECK(lines_of(shard.out)[1] == lines[3]);
+}
+
+TEST_CASE("sweep: the same lines with --jobs 1 and --jobs 2; CSV export readable") {
+  TempDir dir("jobs");
+  write_tiny_scenario(dir / "base.json");
+  const std::string sweep = "sweep " + dir / "base.json" + " --set cluster.workers=2,3,4";
+  auto one = run_luwusim(sweep + " --jobs 1 -o " + dir / "one.jsonl");
+  auto two = run_luwusim(sweep + " --jobs 2 -o " + dir / "two.jsonl" + " --csv " + dir / "two.csv");
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(two.exit_code == 0);
+  CHECK(one.err.find("3/3 points") != std::string::npos);  // the progress line
+  auto a = sorted_lines(dir / "one.jsonl"), b = sorted_lines(dir / "two.jsonl");
+  REQUIRE(a.size() == 3);
+  CHECK(a == b);
+  for (const auto& line : a) {
+    auto j = nlohmann::json::parse(line);
+    REQUIRE(j["results"].size() == 2);
+    CHECK(j["results"][0]["system"] == "ddp");
+    CHECK(j["results"][1]["system"] == "zero3");
+    CHECK(j["scenario"]["workers"] == j["point"]["cluster.workers"]);
+    CHECK(j["results"][0]["iteration_time_s"].get<double>() > 0);
+  }
+
+  // A fresh sweep refuses a results file that already holds results.
+  auto again = run_luwusim(sweep + " -o " + dir / "one.jsonl");
+  CHECK(again.exit_code == 2);
+  CHECK(again.err.find("--resume") != std::string::npos);
+
+  // CSV: header + one row per point and system, every row as wide as the header.
+  auto rows = lines_of(read_whole_file(dir / "two.csv"));
+  REQUIRE(rows.size() == 1 + 3 * 2);
+  CHECK(rows[0].rfind("id,index,point.cluster.workers,name,model,", 0) == 0);
+  for (const auto& row : rows) CHECK(csv_fields(row) == csv_fields(rows[0]));
+  CHECK(rows[1].find(",ddp,true,") != std::string::npos);
+  auto exported = run_luwusim("sweep-export " + dir / "one.jsonl");
+  REQUIRE(exported.exit_code == 0);
+  CHECK(exported.out == read_whole_file(dir / "two.csv"));
+}
+
+TEST_CASE("sweep --resume after a kill: partial line dropped, only missing points run") {
+  TempDir dir("resume");
+  write_tiny_scenario(dir / "base.json");
+  const std::string sweep = "sweep " + dir / "base.json" + " --set cluster.workers=2,3,4 --set systems=ddp --jobs 2";
+  REQUIRE(run_luwusim(sweep + " -o " + dir / "clean.jsonl").exit_code == 0);
+  auto clean = lines_of(read_whole_file(dir / "clean.jsonl"));
+  REQUIRE(clean.size() == 3);
+
+  // A kill mid-write: the first line whole, half of the second.
+  std::ofstream(dir / "killed.jsonl") << clean[0] << "\n" << clean[1].substr(0, clean[1].size() / 2);
+  auto resumed = run_luwusim(sweep + " -o " + dir / "killed.jsonl --resume");
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("dropped a partial last line") != std::string::npos);
+  CHECK(resumed.err.find("1 points were already") != std::string::npos);
+  CHECK(resumed.err.find("2 points simulated") != std::string::npos);
+  CHECK(sorted_lines(dir / "killed.jsonl") == sorted_lines(dir / "clean.jsonl"));
+
+  // Nothing left to do: resuming a finished sweep runs nothing and changes nothing.
+  auto nothing = run_luwusim(sweep + " -o " + dir / "killed.jsonl --resume");
+  CHECK(nothing.exit_code == 0);
+  CHECK(nothing.err.find("0 points simulated") != std::string::npos);
+  CHECK(sorted_lines(dir / "killed.jsonl") == sorted_lines(dir / "clean.jsonl"));
+}
+
+TEST_CASE("sweep: SIGTERM stops cleanly, keeping whole lines; --resume finishes the sweep") {
+  TempDir dir("signal");
+  write_tiny_scenario(dir / "base.json");
+  // 20 points of GPT-3 1.3B at sequence 2048, one at a time: long enough to be stopped midway.
+  const std::string axes = " --set model=gpt3-1.3b --set training.seq_len=2048 --set cluster.workers=2,3,4,5,6,7,8,9,10,11 "
+                           "--set systems=ddp,zero3";
+  const std::string sweep = std::string(LUWUSIM_BINARY) + " sweep " + dir / "base.json" + axes;
+  REQUIRE(std::system((sweep + " --jobs 2 -o " + dir / "clean.jsonl 2>/dev/null").c_str()) == 0);
+  // Stop it once the first point is written.
+  const std::string out = dir / "stopped.jsonl";
+  const std::string script = "(" + sweep + " --jobs 1 -o " + out + " 2>/dev/null & pid=$!; " +
+                             "while [ ! -s " + out + " ]; do sleep 0.02; done; kill -TERM $pid; wait $pid; echo $? > " +
+                             dir / "rc" + ")";
+  std::system(script.c_str());
+  const int rc = std::stoi(read_whole_file(dir / "rc"));
+  CHECK((rc == 143 || rc == 0));  // 128 + SIGTERM, or it had already finished
+  const std::string kept = read_whole_file(out);
+  REQUIRE_FALSE(kept.empty());
+  CHECK(kept.back() == '\n');  // no partial line
+  auto kept_lines = lines_of(kept);
+  auto clean = sorted_lines(dir / "clean.jsonl");
+  REQUIRE(clean.size() == 20);
+  for (const auto& l : kept_lines) CHECK(std::find(clean.begin(), clean.end(), l) != clean.end());
+  MESSAGE("SIGTERM after the first point: exit " << rc << ", " << kept_lines.size() << " of 20 points kept");
+  auto resumed = run_luwusim("sweep " + dir / "base.json" + axes + " --jobs 2 --resume -o " + out);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(sorted_lines(out) == clean);
+}
+
+TEST_CASE("sweep --shard: the union of the shards is the whole sweep") {
+  TempDir dir("shard");
+  write_tiny_scenario(dir / "base.json");
+  const std::string sweep = "sweep " + dir / "base.json" + " --set cluster.workers=2,3,4 --set systems=ddp --jobs 1";
+  REQUIRE(run_luwusim(sweep + " -o " + dir / "whole.jsonl").exit_code == 0);
+  REQUIRE(run_luwusim(sweep + " --shard 0/2 -o " + dir / "s0.jsonl").exit_code == 0);
+  REQUIRE(run_luwusim(sweep + " --shard 1/2 -o " + dir / "s1.jsonl").exit_code == 0);
+  CHECK(lines_of(read_whole_file(dir / "s0.jsonl")).size() == 2);  // points 0 and 2
+  CHECK(lines_of(read_whole_file(dir / "s1.jsonl")).size() == 1);  // point 1
+  REQUIRE(run_luwusim("sweep-export " + dir / "s1.jsonl " + dir / "s0.jsonl --jsonl " + dir / "merged.jsonl").exit_code == 0);
+  REQUIRE(run_luwusim("sweep-export " + dir / "whole.jsonl --jsonl " + dir / "whole-sorted.jsonl").exit_code == 0);
+  CHECK(read_whole_file(dir / "merged.jsonl") == read_whole_file(dir / "whole-sorted.jsonl"));
+  auto merged = lines_of(read_whole_file(dir / "merged.jsonl"));
+  REQUIRE(merged.size() == 3);
+  for (int i = 0; i < 3; ++i) CHECK(nlohmann::json::parse(merged[i])["index"] == i);
+}
+
+TEST_CASE("sweep: a system luwusim cannot simulate yet is an error entry beside the others") {
+  TempDir dir("unsupported");
+  write_tiny_scenario(dir / "base.json");
+  // Whichever systems have no schedule yet; if all do, the point must still carry every result.
+  auto r = run_luwusim("sweep " + dir / "base.json" +
+                       " --set 'systems=[\"ddp\",\"luwu\",\"switchml\",\"zero-infinity\",\"zero-offload\"]' -o " +
+                       dir / "out.jsonl");
+  REQUIRE(r.exit_code == 0);
+  auto line = nlohmann::json::parse(read_whole_file(dir / "out.jsonl"));
+  REQUIRE(line["results"].size() == 5);
+  CHECK(line["results"][0]["system"] == "ddp");
+  CHECK(line["results"][0]["feasible"] == true);
+  for (const auto& result : line["results"])
+    CHECK((result.contains("error") || result.contains("feasible")));
+}
+
+TEST_CASE("figures: plots/make_figures.py draws every figure from small results") {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
+    MESSAGE("skipped: /usr/bin/python3 has no matplotlib (Debian: python3-matplotlib)");
+    return;
+  }
+  TempDir dir("figures");
+  fs::create_directories(dir / "results/timeline");
+  write_tiny_scenario(dir / "base.json");
+  const std::string base = "sweep " + dir / "base.json" + " --jobs 2 --set 'systems=[\"luwu\",\"zero3\",\"ddp\"]'";
+  REQUIRE(run_luwusim(base + " --set model=gpt3-125m,gpt3-350m -o " + dir / "results/model-size.jsonl").exit_code == 0);
+  REQUIRE(run_luwusim(base + " --set cluster.workers=2,4 -o " + dir / "results/scalability.jsonl").exit_code == 0);
+  // 200 Gb/s needs a switch with 200 Gb/s ports.
+  REQUIRE(run_luwusim(base + " --set cluster.profiles.switch=tofino2 --set cluster.network=100Gb/s,200Gb/s -o " +
+                      dir / "results/network.jsonl")
+              .exit_code == 0);
+  REQUIRE(run_luwusim("run " + dir / "base.json" + " --system zero3 --json --timeline " + dir / "results/timeline/zero3.json")
+              .exit_code == 0);
+  const std::string cmd = "/usr/bin/python3 " + (kRepo / "plots/make_figures.py").string() + " --skip-runs --out " +
+                          dir.path.string() + " > " + dir / "written.txt 2> " + dir / "errors.txt";
+  const int rc = std::system(cmd.c_str());
+  INFO(read_whole_file(dir / "errors.txt"));
+  REQUIRE(rc == 0);
+  for (const char* figure : {"throughput_vs_model_size", "iteration_breakdown", "switchml_breakdown", "scalability",
+                             "network_100_vs_200", "compute_communication_streams"})
+    for (const char* ext : {".png", ".pdf"}) {
+      const fs::path file = dir.path / (std::string(figure) + ext);
+      CHECK_MESSAGE(fs::exists(file), file.string());
+      if (fs::exists(file)) CHECK(fs::file_size(file) > 1000);
+    }
+  CHECK(lines_of(read_whole_file(dir / "written.txt")).size() == 12);
+}
