@@ -1,0 +1,403 @@
+"""The LuWu paper's comparison figures, in kind, drawn from `luwusim sweep` results.
+
+Each figure function takes result lines (sweep_results.read_lines) or a timeline, draws into
+`out_dir` as PNG and PDF, and returns the paths written.  A system missing from the results (not
+simulated yet, or failed) is left out of the figure and named in a note under it.
+"""
+import json
+import math
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+
+import style  # noqa: E402
+from sweep_results import requested_systems, rows  # noqa: E402
+
+
+def _save(fig, out_dir, name):
+    paths = []
+    for ext in ("png", "pdf"):
+        path = os.path.join(out_dir, f"{name}.{ext}")
+        # PDF: no creation date, so the same results give the same file.
+        metadata = {"CreationDate": None} if ext == "pdf" else {"Software": None}
+        fig.savefig(path, dpi=150, metadata=metadata)
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def _notes_text(notes):
+    return "\n".join("Note: " + n for n in notes)
+
+
+def _finish(fig, notes, out_dir, name):
+    """Lays the figure out with its notes under it and saves it."""
+    text = _notes_text(notes)
+    n_lines = text.count("\n") + 1 if text else 0
+    bottom = 0.02 + 0.035 * n_lines
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    if text:
+        fig.text(0.01, 0.01, text, fontsize=7.5, va="bottom", ha="left", color="#444444", wrap=True)
+    return _save(fig, out_dir, name)
+
+
+def _missing_notes(lines, present_systems):
+    """Why each requested system is absent: its error, once per system."""
+    notes = []
+    errors = {}
+    for r in rows(lines):
+        if r["system"] is None:
+            notes.append(f"point {r['index']} failed: {r['error']}")
+        elif r.get("error") and r["system"] not in errors:
+            errors[r["system"]] = r["error"]
+    for system in sorted(set(requested_systems(lines)) | set(errors), key=style.system_sort_key):
+        if system in present_systems:
+            continue
+        why = errors.get(system, "no result")
+        notes.append(f"{style.system_name(system)} absent: {why}")
+    return notes
+
+
+def _no_data(out_dir, name, title, notes):
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    ax.set_axis_off()
+    ax.set_title(title)
+    ax.text(0.5, 0.5, "no results to plot", ha="center", va="center", transform=ax.transAxes, fontsize=12)
+    return _finish(fig, notes, out_dir, name)
+
+
+def _systems(table):
+    return sorted({r["system"] for r in table}, key=style.system_sort_key)
+
+
+def _models_by_size(table):
+    sizes = {}
+    for r in table:
+        if r["model"] is not None:
+            sizes[r["model"]] = r["params"] or 0
+    return sorted(sizes, key=lambda m: (sizes[m], m)), sizes
+
+
+def _common(table, key, fmt=str):
+    values = sorted({fmt(r[key]) for r in table if r.get(key) is not None})
+    return ", ".join(values) if values else "?"
+
+
+def _count_text(value, _position=None):
+    """Axis labels for counts: 20k, 1.5M."""
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
+def _log_count_axis(axis):
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(_count_text))
+    axis.set_minor_formatter(FuncFormatter(lambda v, p: ""))
+
+
+def _network_text(value):
+    return value if isinstance(value, str) else f"{value * 8 / 1e9:g} Gb/s"
+
+
+def _params_text(params):
+    return f"{params / 1e9:.3g}B" if params >= 1e9 else f"{params / 1e6:.3g}M"
+
+
+def throughput_vs_model_size(lines, out_dir, name="throughput_vs_model_size"):
+    """Grouped bars: tokens/s of each system for each model, log scale; "OOM" where a system's
+    state does not fit in GPU memory."""
+    title = "End-to-end training throughput vs model size"
+    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
+    notes = _missing_notes(lines, {r["system"] for r in table})
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    models, sizes = _models_by_size(table)
+    systems = _systems(table)
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.3 * len(models) + 2), 4.2))
+    width = 0.8 / len(systems)
+    positive = [r["tokens_per_s"] for r in table if r["feasible"] and r["tokens_per_s"]]
+    floor = min(positive) / 3 if positive else 1
+    for k, system in enumerate(systems):
+        xs, ys, oom = [], [], []
+        for i, model in enumerate(models):
+            match = [r for r in table if r["system"] == system and r["model"] == model]
+            if not match:
+                continue
+            x = i - 0.4 + width * (k + 0.5)
+            if match[0]["feasible"]:
+                xs.append(x)
+                ys.append(match[0]["tokens_per_s"])
+            else:
+                oom.append(x)
+        ax.bar(xs, ys, width, color=style.system_color(system), label=style.system_name(system))
+        for x in oom:
+            ax.text(x, floor * 1.1, "OOM", rotation=90, ha="center", va="bottom", fontsize=7,
+                    color=style.system_color(system))
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=floor)
+    _log_count_axis(ax.yaxis)
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels([f"{m}\n({_params_text(sizes[m])} params)" for m in models], fontsize=8)
+    ax.set_xlabel("Model")
+    ax.set_ylabel("Training throughput (tokens/s, log scale)")
+    ax.set_title(f"{title}\n{_common(table, 'workers')} workers, "
+                 f"{_common(table, 'network', _network_text)} network", fontsize=10)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8, ncol=min(3, len(systems)))
+    if any(not r["feasible"] for r in table):
+        notes.append("OOM: the system's per-GPU state does not fit in GPU memory (not simulated).")
+    return _finish(fig, notes, out_dir, name)
+
+
+def scalability(lines, out_dir, name="scalability"):
+    """Throughput and per-GPU scaling efficiency against the worker count."""
+    title = "Scalability with the number of workers"
+    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
+    notes = _missing_notes(lines, {r["system"] for r in table})
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    fig, (ax, ax_eff) = plt.subplots(1, 2, figsize=(10, 4))
+    workers_all = sorted({r["workers"] for r in table})
+    for system in _systems(table):
+        points = sorted((r["workers"], r["tokens_per_s"]) for r in table if r["system"] == system and r["feasible"])
+        if not points:
+            notes.append(f"{style.system_name(system)}: does not fit in GPU memory at any worker count")
+            continue
+        xs, ys = zip(*points)
+        kw = dict(color=style.system_color(system), marker=style.system_marker(system), label=style.system_name(system))
+        ax.plot(xs, ys, **kw)
+        base_n, base_t = points[0]
+        ax_eff.plot(xs, [100 * (t / n) / (base_t / base_n) for n, t in points], **kw)
+    for a in (ax, ax_eff):
+        a.set_xscale("log", base=2)
+        a.set_xticks(workers_all)
+        a.set_xticklabels([str(w) for w in workers_all])
+        a.set_xlabel("Workers (GPUs)")
+        a.grid(alpha=0.3)
+    ax.set_ylabel("Training throughput (tokens/s)")
+    ax.set_title(f"Throughput ({_common(table, 'model')}, {_common(table, 'network', _network_text)})", fontsize=10)
+    ax_eff.set_ylabel("Per-GPU throughput vs fewest workers (%)")
+    ax_eff.set_title("Scaling efficiency", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.suptitle(title)
+    return _finish(fig, notes, out_dir, name)
+
+
+def _stacked_breakdown(ax, labels, breakdowns, colors_edge=None):
+    bottoms = [0.0] * len(labels)
+    for part, part_label, color in style.BREAKDOWN_PARTS:
+        values = [b.get(part, 0.0) if b else 0.0 for b in breakdowns]
+        ax.bar(range(len(labels)), values, 0.65, bottom=bottoms, color=color, label=part_label,
+               edgecolor=colors_edge, linewidth=1.2 if colors_edge else 0)
+        bottoms = [x + y for x, y in zip(bottoms, values)]
+    return bottoms
+
+
+def iteration_breakdown(lines, out_dir, name="iteration_breakdown", panels_per_row=3):
+    """Per model, a stacked bar per system: where one iteration's time goes."""
+    title = "Per-iteration time breakdown"
+    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
+    notes = _missing_notes(lines, {r["system"] for r in table})
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    models, sizes = _models_by_size(table)
+    systems = _systems(table)
+    n_rows = math.ceil(len(models) / panels_per_row)
+    n_cols = min(panels_per_row, len(models))
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(1.2 + (0.45 * len(systems) + 0.8) * n_cols, 0.6 + 3.4 * n_rows),
+                             squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(models):]:
+        ax.set_axis_off()
+    for ax, model in zip(flat, models):
+        labels, breakdowns = [], []
+        for system in systems:
+            match = [r for r in table if r["system"] == system and r["model"] == model]
+            if match:
+                labels.append(system)
+                breakdowns.append(match[0]["breakdown_s"] if match[0]["feasible"] else None)
+        tops = _stacked_breakdown(ax, labels, breakdowns)
+        ax.set_ylim(0, 1.08 * max(tops) if tops and max(tops) > 0 else 1)
+        for i, b in enumerate(breakdowns):
+            if b is None:
+                ax.text(i, 0.03, "does not fit", rotation=90, ha="center", va="bottom", fontsize=7,
+                        transform=ax.get_xaxis_transform())
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels([style.system_name(s) for s in labels], rotation=35, ha="right", fontsize=8)
+        for tick, s in zip(ax.get_xticklabels(), labels):
+            tick.set_color(style.system_color(s))
+        ax.set_title(f"{model} ({_params_text(sizes[model])})", fontsize=9)
+        ax.set_ylabel("Time per iteration (s)", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    handles = [Patch(color=color, label=label) for _, label, color in style.BREAKDOWN_PARTS]
+    fig.legend(handles=handles, loc="upper right", fontsize=7.5, ncol=3)
+    fig.suptitle(f"{title}\n({_common(table, 'workers')} workers, {_common(table, 'network', _network_text)})",
+                 x=0.01, ha="left", fontsize=10)
+    text = _notes_text(notes)
+    bottom = 0.02 + 0.035 * (text.count("\n") + 1) / n_rows if text else 0
+    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.12 / n_rows))
+    if text:
+        fig.text(0.01, 0.01, text, fontsize=7.5, va="bottom", ha="left", color="#444444")
+    return _save(fig, out_dir, name)
+
+
+def switchml_breakdown(lines, out_dir, name="switchml_breakdown"):
+    """SwitchML's iteration, per model: compute against exposed communication (in-network
+    aggregation), with the communication share on top of each bar."""
+    title = "SwitchML iteration breakdown"
+    table = [r for r in rows(lines) if r["system"] is not None and style.kind_of(r["system"]) == "switchml"]
+    simulated = [r for r in table if not r.get("error")]
+    notes = []
+    if not simulated:
+        why = next((r["error"] for r in table if r.get("error")), "no SwitchML result in the sweep")
+        return _no_data(out_dir, name, title, [f"SwitchML absent: {why}"])
+    models, sizes = _models_by_size(simulated)
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.2 * len(models) + 2), 4))
+    breakdowns = []
+    for model in models:
+        r = next(r for r in simulated if r["model"] == model)
+        breakdowns.append(r["breakdown_s"] if r["feasible"] else None)
+        if not r["feasible"]:
+            notes.append(f"{model}: {r.get('reason') or 'does not fit in GPU memory'}")
+    tops = _stacked_breakdown(ax, models, breakdowns)
+    for i, b in enumerate(breakdowns):
+        if b is None:
+            ax.text(i, 0.03, "does not fit", rotation=90, ha="center", va="bottom", fontsize=7,
+                    transform=ax.get_xaxis_transform())
+            continue
+        total = sum(b.values())
+        if total > 0:
+            ax.text(i, tops[i], f"{100 * b.get('exposed_communication', 0) / total:.0f}% comm.", ha="center",
+                    va="bottom", fontsize=7)
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels([f"{m}\n({_params_text(sizes[m])})" for m in models], fontsize=8)
+    ax.set_ylabel("Time per iteration (s)")
+    ax.set_xlabel("Model")
+    ax.set_title(f"{title} ({_common(simulated, 'workers')} workers, "
+                 f"{_common(simulated, 'network', _network_text)})", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7.5)
+    return _finish(fig, notes, out_dir, name)
+
+
+def network_bandwidth(lines, out_dir, name="network_100_vs_200"):
+    """Per model, each system's throughput at each network rate, with the speedup of the fastest
+    rate over the slowest."""
+    title = "Network bandwidth: 100 vs 200 Gb/s"
+    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
+    notes = _missing_notes(lines, {r["system"] for r in table})
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    models, sizes = _models_by_size(table)
+    systems = _systems(table)
+
+    def rate_key(value):
+        try:
+            return float(str(value).split("G")[0]) if isinstance(value, str) else value * 8 / 1e9
+        except ValueError:
+            return math.inf
+
+    rates = sorted({r["network"] for r in table if r["network"] is not None}, key=rate_key)
+    hatches = ["", "//", "..", "xx"]
+    fig, axes = plt.subplots(1, len(models), figsize=(max(6.4, 1.2 + 0.9 * len(systems) * len(models)), 4.2),
+                             squeeze=False)
+    for ax, model in zip(axes[0], models):
+        width = 0.8 / max(1, len(rates))
+        for i, system in enumerate(systems):
+            values = {}
+            for k, rate in enumerate(rates):
+                match = [r for r in table if r["system"] == system and r["model"] == model and r["network"] == rate]
+                if match and match[0]["feasible"]:
+                    values[rate] = match[0]["tokens_per_s"]
+                    ax.bar(i - 0.4 + width * (k + 0.5), values[rate], width, color=style.system_color(system),
+                           hatch=hatches[k % len(hatches)], edgecolor="white")
+            if len(values) >= 2 and values.get(rates[0]):
+                ax.text(i, max(values.values()), f"{values[rates[-1]] / values[rates[0]]:.2f}x", ha="center",
+                        va="bottom", fontsize=7)
+            elif not values:
+                ax.text(i, 0.03, "does not fit", rotation=90, ha="center", va="bottom", fontsize=7,
+                        transform=ax.get_xaxis_transform())
+        ax.set_xticks(range(len(systems)))
+        ax.set_xticklabels([style.system_name(s) for s in systems], rotation=35, ha="right", fontsize=8)
+        ax.set_title(f"{model} ({_params_text(sizes[model])})", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+        ax.margins(y=0.12)
+    axes[0][0].set_ylabel("Training throughput (tokens/s)")
+    legend = [Patch(facecolor="#999999", hatch=hatches[k % len(hatches)], edgecolor="white",
+                    label=_network_text(rate)) for k, rate in enumerate(rates)]
+    axes[0][-1].legend(handles=legend, fontsize=8, title="Network", title_fontsize=8)
+    fig.suptitle(f"{title} ({_common(table, 'workers')} workers; label: speedup of "
+                 f"{_network_text(rates[-1])} over {_network_text(rates[0])})", fontsize=10)
+    return _finish(fig, notes, out_dir, name)
+
+
+def _timeline_rows(trace, component="gpu0"):
+    """{system: {track: [(start_ms, duration_ms, category)]}} for one component of each system."""
+    process, thread = {}, {}
+    for e in trace.get("traceEvents", []):
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            process[e["pid"]] = e["args"]["name"]
+        elif e.get("ph") == "M" and e.get("name") == "thread_name":
+            thread[(e["pid"], e["tid"])] = e["args"]["name"]
+    out = {}
+    for e in trace.get("traceEvents", []):
+        if e.get("ph") != "X":
+            continue
+        proc = process.get(e["pid"], "")
+        system, _, comp = proc.rpartition("/")
+        if comp != component:
+            continue
+        track = thread.get((e["pid"], e["tid"]), str(e["tid"]))
+        out.setdefault(system or "?", {}).setdefault(track, []).append(
+            (e["ts"] / 1e3, e["dur"] / 1e3, e.get("cat", "")))
+    return out
+
+
+def compute_communication_streams(timeline_files, out_dir, name="compute_communication_streams", notes=None):
+    """One iteration of rank 0 under each system: the compute stream and each communication or
+    I/O stream as bars over time, so overlap (and interference) shows."""
+    title = "Compute and communication streams of one GPU (rank 0) over one iteration"
+    notes = list(notes or [])
+    per_system = {}
+    for path in timeline_files:
+        with open(path, "r", encoding="utf-8") as f:
+            per_system.update(_timeline_rows(json.load(f)))
+    if not per_system:
+        return _no_data(out_dir, name, title, notes or ["no timeline"])
+    systems = sorted(per_system, key=style.system_sort_key)
+    labels, y = [], 0
+    fig_height = 1.2 + 0.32 * sum(len(per_system[s]) for s in systems)
+    fig, ax = plt.subplots(figsize=(10, max(3, fig_height)))
+    yticks = []
+    for system in systems:
+        tracks = sorted(per_system[system], key=lambda t: (t != "compute", t))
+        for track in tracks:
+            spans = per_system[system][track]
+            by_category = {}
+            for start, dur, cat in spans:
+                by_category.setdefault(cat, []).append((start, dur))
+            for cat, bars in sorted(by_category.items()):
+                ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=style.CATEGORY_COLORS.get(cat, "#999999"),
+                               edgecolor="none")
+            labels.append(f"{style.system_name(system)}: {track}")
+            yticks.append(y)
+            y -= 1
+        y -= 0.6  # a gap between systems
+    ax.set_yticks(yticks)
+    ax.set_yticklabels(labels, fontsize=7.5)
+    for tick, text in zip(ax.get_yticklabels(), labels):
+        system = next(s for s in systems if text.startswith(style.system_name(s) + ":"))
+        tick.set_color(style.system_color(system))
+    ax.set_xlabel("Time since the iteration started (ms)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in style.CATEGORY_COLORS.items()], fontsize=7.5,
+              loc="lower right", ncol=len(style.CATEGORY_COLORS))
+    return _finish(fig, notes, out_dir, name)

@@ -1,0 +1,66 @@
+"""Reading `luwusim sweep` results (JSON Lines) into flat rows, one per point and system."""
+import json
+import os
+
+
+def read_lines(path):
+    """The complete result lines of a file, one per point id, sorted by point index.  A partial
+    last line (an interrupted sweep) is ignored, as the sweep itself does."""
+    if not os.path.exists(path):
+        return []
+    with open(path, "r", encoding="utf-8") as f:
+        text = f.read()
+    complete = text[: text.rfind("\n") + 1] if "\n" in text else ""
+    by_id = {}
+    for number, line in enumerate(complete.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: line {number}: not valid JSON: {e}") from None
+        by_id.setdefault(record["id"], record)
+    return sorted(by_id.values(), key=lambda r: r["index"])
+
+
+def rows(lines):
+    """One dict per point and system: the point's settings under "point", the scenario summary
+    fields, and the system's result (or its "error").  A point that failed as a whole gives one
+    row with system None."""
+    out = []
+    for line in lines:
+        scenario = line.get("scenario", {})
+        base = {
+            "id": line["id"],
+            "index": line["index"],
+            "point": line.get("point", {}),
+            "input": line.get("input", {}),
+            "model": scenario.get("model"),
+            "params": scenario.get("params"),
+            "workers": scenario.get("workers"),
+            "network": scenario.get("cluster", {}).get("network", line.get("input", {}).get("cluster", {}).get("network")),
+        }
+        if "error" in line or "results" not in line:
+            out.append(dict(base, system=None, error=line.get("error", "no results")))
+            continue
+        for result in line["results"]:
+            row = dict(base, system=result["system"], error=result.get("error"))
+            row["feasible"] = result.get("feasible", False) and "error" not in result
+            row["reason"] = result.get("reason")
+            for key in ("iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"):
+                row[key] = result.get(key)
+            row["breakdown_s"] = result.get("breakdown_s", {})
+            row["network_bytes_per_worker"] = result.get("network_bytes_per_worker", {})
+            out.append(row)
+    return out
+
+
+def requested_systems(lines):
+    """The system labels the sweep's scenarios asked for, in first-seen order."""
+    seen = []
+    for line in lines:
+        for s in line.get("input", {}).get("systems", []):
+            label = s if isinstance(s, str) else s.get("label", s.get("name"))
+            if label not in seen:
+                seen.append(label)
+    return seen
