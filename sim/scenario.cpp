@@ -141,11 +141,12 @@ Scenario scenario_from_json(const JsonNode& root) {
   }
 
   JsonNode t = root.at("training");
-  t.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "dtype"});
+  t.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "memory_efficient_attention", "dtype"});
   s.training.micro_batch = static_cast<int>(t.at("micro_batch").as_int(1, 1 << 20));
   s.training.seq_len = static_cast<int>(t.get_int("seq_len", s.training.seq_len, 1, 1 << 24));
   s.training.grad_accum = static_cast<int>(t.get_int("grad_accum", 1, 1, 1 << 20));
   s.training.recompute = t.get_bool("recompute", false);
+  s.training.memory_efficient_attention = t.get_bool("memory_efficient_attention", false);
   if (t.has("dtype")) {
     try {
       s.training.dtype = workloads::parse_dtype(t.at("dtype").as_string());

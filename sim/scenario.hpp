@@ -2,7 +2,8 @@
 // A scenario: which model, trained how, on which cluster, under which systems.  JSON:
 //   {"name": "...", "description": "...",
 //    "model": "gpt3-175b" | {inline model, see workloads/model_config.hpp},
-//    "training": {"micro_batch": 16, "seq_len": 2048, "grad_accum": 1, "recompute": true, "dtype": "fp16"},
+//    "training": {"micro_batch": 16, "seq_len": 2048, "grad_accum": 1, "recompute": true,
+//                 "memory_efficient_attention": false, "dtype": "fp16"},
 //    "cluster": {"topology": "luwu-star" | "dgx" | "fat-tree", <builder arguments>}
 //             | {"topology_file": "path.json"},
 //    "systems": ["ddp", {"name": "zero3", "prefetch_layers": 2}, ...],

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -11,6 +12,7 @@
 #include "models/gpu.hpp"
 #include "sim/engine_config.hpp"
 #include "sim/isolated_run.hpp"
+#include "sim/capacity.hpp"
 #include "sim/cluster_roles.hpp"
 #include "sim/schedule.hpp"
 #include "topologies/lowering.hpp"
@@ -73,11 +75,25 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     // Idle is what the accounted parts leave; rounding can leave a negative crumb.
     double idle = t - rt.compute_s - rt.communication_wait_s - rt.optimizer_s - rt.io_wait_s;
     result.breakdown.idle_s += (idle > 1e-9 * t ? idle : 0.0) / world;
-    result.sent_bytes_per_worker += traffic.sent(g->host()->get_name()) / world;
-    result.received_bytes_per_worker += traffic.received(g->host()->get_name()) / world;
     result.simulated_kernels += rt.kernels;
   }
   result.simulated_flows = traffic.flows();
+  // Network traffic is what crosses the links between the workers' NICs and their switches (a NIC
+  // shared by several GPUs counts once); PCIe, NVLink and NVMe traffic is not network traffic.
+  std::set<topologies::Vertex> nics;
+  for (auto gpu : topo.gpus()) nics.insert(topo.nic_of(gpu));
+  for (auto nic : nics) {
+    auto sw = topo.switch_of(nic);
+    if (!sw) continue;
+    auto [edge, found] = boost::edge(nic, *sw, topo.graph);
+    if (!found) continue;
+    auto bytes_on = [&](simgrid::s4u::Link* link) {
+      auto it = traffic.link_bytes().find(link->get_name());
+      return it == traffic.link_bytes().end() ? 0.0 : it->second;
+    };
+    result.sent_bytes_per_worker += bytes_on(platform.directed_link(topo, edge, nic)) / world;
+    result.received_bytes_per_worker += bytes_on(platform.directed_link(topo, edge, *sw)) / world;
+  }
   result.tokens_per_s = trace.tokens_per_iteration() * world / t;
   result.tflops_per_gpu = trace.flops_per_iteration() / t / 1e12;
   const double model_flops = trace.flops_of(workloads::OpKind::Forward) + trace.flops_of(workloads::OpKind::Backward);
@@ -94,8 +110,8 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
 }  // namespace
 
 bool is_simulated(SystemKind kind) {
-  return kind == SystemKind::Ddp || kind == SystemKind::Zero3 || kind == SystemKind::ZeroInfinity ||
-         kind == SystemKind::Luwu;
+  return kind == SystemKind::Ddp || kind == SystemKind::Zero3 || kind == SystemKind::ZeroOffload ||
+         kind == SystemKind::ZeroInfinity || kind == SystemKind::SwitchMl || kind == SystemKind::Luwu;
 }
 
 SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
@@ -109,14 +125,16 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
   workloads::MemoryOptions memory_options;
   memory_options.prefetch_layers = system.prefetch_layers;
   memory_options.ddp_bucket_bytes = system.bucket_bytes;
+  memory_options.offload_activation_checkpoints = system.offload_activation_checkpoints;
   const auto footprint = workloads::memory_footprint(trace, system.kind, world, gpu_spec.hbm_bytes, memory_options);
 
   SystemResult result;
-  if (!footprint.fits && options.check_memory) {
+  std::string problem = footprint.fits ? host_capacity_problem(trace, topology, hardware, system) : footprint.reason;
+  if (!problem.empty() && options.check_memory) {
     result.system = system.label;
     result.workers = world;
     result.feasible = false;
-    result.reason = footprint.reason;
+    result.reason = problem;
     result.memory = workloads::footprint_to_json(footprint);
     return result;
   }
