@@ -21,6 +21,7 @@ luwu::Json result_to_json(const SystemResult& r, bool with_links) {
   j["network_bytes_per_worker"] = {{"sent", r.sent_bytes_per_worker}, {"received", r.received_bytes_per_worker}};
   j["gpu_peak_memory_bytes"] = r.gpu_peak_memory_bytes;
   j["memory"] = r.memory;
+  j["storage_bytes"] = r.storage_bytes;
   j["simulation"] = {{"flows", r.simulated_flows}, {"kernels", r.simulated_kernels}};
   if (with_links) {
     luwu::Json links = luwu::Json::array();
@@ -52,6 +53,7 @@ SystemResult result_from_json(const luwu::Json& j) {
   r.sent_bytes_per_worker = j.at("network_bytes_per_worker").at("sent").get<double>();
   r.received_bytes_per_worker = j.at("network_bytes_per_worker").at("received").get<double>();
   r.gpu_peak_memory_bytes = j.at("gpu_peak_memory_bytes").get<std::vector<double>>();
+  r.storage_bytes = j.at("storage_bytes").get<std::map<std::string, double>>();
   r.simulated_flows = j.at("simulation").at("flows").get<std::uint64_t>();
   r.simulated_kernels = j.at("simulation").at("kernels").get<std::uint64_t>();
   if (j.contains("links"))

@@ -1,6 +1,7 @@
 #pragma once
 // The result of simulating one system on one scenario: the iteration time and why.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct SystemResult {
   double sent_bytes_per_worker = 0;
   double received_bytes_per_worker = 0;
   std::vector<LinkUse> links;              // sorted by name
+  std::map<std::string, double> storage_bytes;  // "<disk>:read" / "<disk>:write" -> bytes
   std::vector<double> gpu_peak_memory_bytes;  // by rank
   luwu::Json memory = luwu::Json::object();    // the memory footprint behind feasibility
   std::uint64_t simulated_flows = 0;           // network flows the engine simulated

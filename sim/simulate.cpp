@@ -78,6 +78,7 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     result.simulated_kernels += rt.kernels;
   }
   result.simulated_flows = traffic.flows();
+  result.storage_bytes = traffic.resource_bytes();
   // Network traffic is what crosses the links between the workers' NICs and their switches (a NIC
   // shared by several GPUs counts once); PCIe, NVLink and NVMe traffic is not network traffic.
   std::set<topologies::Vertex> nics;

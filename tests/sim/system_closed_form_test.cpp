@@ -12,30 +12,13 @@
 #include "sim/simulate.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/routes.hpp"
+#include "tests/sim/synthetic_trace.hpp"
 #include "workloads/model_catalog.hpp"
 
 using namespace luwu;
 using workloads::OpKind;
 
 namespace {
-
-// L transformer layers of `params` parameters each, fp16, one micro-batch; every op `flops`.
-workloads::Trace synthetic_trace(int layers, std::uint64_t params, double flops) {
-  workloads::Trace t;
-  t.model = *workloads::find_catalog_model("gpt3-1.3b");
-  t.training.micro_batch = 1;
-  t.training.seq_len = 2048;
-  for (int l = 0; l < layers; ++l) {
-    workloads::LayerInfo info;
-    info.name = "block_" + std::to_string(l);
-    info.params = info.params_used = params;
-    info.forward_flops = info.backward_flops = flops;
-    t.layers.push_back(info);
-  }
-  for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, 0, flops, 2 * params, 0, 0, 0});
-  for (int l = layers - 1; l >= 0; --l) t.ops.push_back({OpKind::Backward, l, 0, flops, 2 * params, 2 * params, 0, 0});
-  return t;
-}
 
 struct Path {
   double latency_s = 0;
