@@ -127,12 +127,16 @@ const bool registered_export = luwu::cli::register_command(
     [](CLI::App& app) {
       auto a = std::make_shared<ExportArgs>();
       app.add_option("results", a->inputs, "Results files (JSON Lines) written by luwusim sweep")->required();
-      app.add_option("--csv", a->csv, "Write one row per point and system here (- for stdout, the default)");
+      auto* csv_option =
+          app.add_option("--csv", a->csv, "Write one row per point and system to this file (no file or -: stdout)")
+              ->expected(0, 1);
       app.add_option("--jsonl", a->jsonl, "Write the merged lines here, one per point, sorted by index");
-      return [a]() -> int {
+      return [a, csv_option]() -> int {
         const auto lines = luwu::sim::merge_sweep_results(a->inputs);
         if (!a->jsonl.empty()) luwu::write_file_atomically(a->jsonl, luwu::sim::sweep_lines_to_jsonl(lines));
-        const std::string csv = a->csv.empty() && !a->jsonl.empty() ? "" : (a->csv.empty() ? "-" : a->csv);
+        // CSV to stdout unless only merged JSONL was asked for.
+        const bool want_csv = csv_option->count() > 0 || a->jsonl.empty();
+        const std::string csv = !want_csv ? "" : (a->csv.empty() ? "-" : a->csv);
         if (csv == "-") std::cout << luwu::sim::sweep_results_to_csv(lines);
         else if (!csv.empty()) luwu::write_file_atomically(csv, luwu::sim::sweep_results_to_csv(lines));
         return 0;

@@ -65,7 +65,7 @@ int csv_fields(const std::string& row) {
 
 }  // namespace
 
-TEST_CASE("sweep: an unknown key is exit 2 naming it, and nothing is written") {
+TEST_CASE("sweep: an unknown key is exit 2 naming it and nothing is written") {
   TempDir dir("unknown");
   write_tiny_scenario(dir / "base.json");
   auto r = run_luwusim("sweep " + dir / "base.json" + " --set cluster.wrokers=2,4 -o " + dir / "out.jsonl");
@@ -79,7 +79,7 @@ TEST_CASE("sweep: an unknown key is exit 2 naming it, and nothing is written") {
   CHECK(top.err.find("trainig") != std::string::npos);
 }
 
-TEST_CASE("sweep: malformed --set, --shard and values are exit 2") {
+TEST_CASE("sweep: malformed --set or --shard or values are exit 2") {
   TempDir dir("malformed");
   write_tiny_scenario(dir / "base.json");
   const std::string base = "sweep " + dir / "base.json" + " -o " + dir / "out.jsonl";
@@ -117,7 +117,7 @@ TEST_CASE("sweep --list: the cartesian product in order with ids") {
   CHECK(lines_of(shard.out)[1] == lines[3]);
 }
 
-TEST_CASE("sweep: the same lines with --jobs 1 and --jobs 2; CSV export readable") {
+TEST_CASE("sweep: the same lines with --jobs 1 and --jobs 2 - CSV export readable") {
   TempDir dir("jobs");
   write_tiny_scenario(dir / "base.json");
   const std::string sweep = "sweep " + dir / "base.json" + " --set cluster.workers=2,3,4";
@@ -154,7 +154,7 @@ TEST_CASE("sweep: the same lines with --jobs 1 and --jobs 2; CSV export readable
   CHECK(exported.out == read_whole_file(dir / "two.csv"));
 }
 
-TEST_CASE("sweep --resume after a kill: partial line dropped, only missing points run") {
+TEST_CASE("sweep --resume after a kill: partial line dropped and only missing points run") {
   TempDir dir("resume");
   write_tiny_scenario(dir / "base.json");
   const std::string sweep = "sweep " + dir / "base.json" + " --set cluster.workers=2,3,4 --set systems=ddp --jobs 2";
@@ -178,7 +178,7 @@ TEST_CASE("sweep --resume after a kill: partial line dropped, only missing point
   CHECK(sorted_lines(dir / "killed.jsonl") == sorted_lines(dir / "clean.jsonl"));
 }
 
-TEST_CASE("sweep: SIGTERM stops cleanly, keeping whole lines; --resume finishes the sweep") {
+TEST_CASE("sweep: SIGTERM stops cleanly keeping whole lines and --resume finishes the sweep") {
   TempDir dir("signal");
   write_tiny_scenario(dir / "base.json");
   // 20 points of GPT-3 1.3B at sequence 2048, one at a time: long enough to be stopped midway.
@@ -224,10 +224,10 @@ TEST_CASE("sweep --shard: the union of the shards is the whole sweep") {
   for (int i = 0; i < 3; ++i) CHECK(nlohmann::json::parse(merged[i])["index"] == i);
 }
 
-TEST_CASE("sweep: a system luwusim cannot simulate yet is an error entry beside the others") {
+TEST_CASE("sweep: every system of a point gets its own entry in order") {
   TempDir dir("unsupported");
   write_tiny_scenario(dir / "base.json");
-  // Whichever systems have no schedule yet; if all do, the point must still carry every result.
+  // Systems run one by one: each has its own entry, a result or (no schedule yet) an error.
   auto r = run_luwusim("sweep " + dir / "base.json" +
                        " --set 'systems=[\"ddp\",\"luwu\",\"switchml\",\"zero-infinity\",\"zero-offload\"]' -o " +
                        dir / "out.jsonl");

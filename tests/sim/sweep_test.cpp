@@ -97,7 +97,7 @@ TEST_CASE("--set rejects malformed options") {
   CHECK_THROWS_AS(parse_set_option("systems=[\"ddp\""), std::invalid_argument);
 }
 
-TEST_CASE("the cartesian product: first axis slowest, settings applied, stable distinct ids") {
+TEST_CASE("the cartesian product: first axis slowest - settings applied - stable distinct ids") {
   auto sweep = small_sweep();
   set_axis(sweep, parse_set_option("cluster.workers=2,4"));
   set_axis(sweep, parse_set_option("model=gpt3-125m,gpt3-350m,gpt3-760m"));
@@ -133,7 +133,7 @@ TEST_CASE("the cartesian product: first axis slowest, settings applied, stable d
   for (int i = 0; i < 6; ++i) CHECK(moved[i].id != points[i].id);
 }
 
-TEST_CASE("a sweep without axes is its base scenario, one point") {
+TEST_CASE("a sweep without axes is its base scenario as one point") {
   auto points = expand_sweep(small_sweep());
   REQUIRE(points.size() == 1);
   CHECK(points[0].scenario == small_scenario());
@@ -148,7 +148,7 @@ TEST_CASE("a --set replaces the axis with the same key") {
   CHECK(expand_sweep(sweep).size() == 1);
 }
 
-TEST_CASE("settings reach nested fields, array elements, and a single system becomes a list") {
+TEST_CASE("settings reach nested fields and array elements and a single system becomes a list") {
   Json s = small_scenario();
   apply_setting(s, "cluster.profiles.gpu", "a100-40gb-pcie", "t");
   CHECK(s["cluster"]["profiles"]["gpu"] == "a100-40gb-pcie");
@@ -190,7 +190,7 @@ TEST_CASE("validation names an unknown key and the point") {
   CHECK_NOTHROW(validate_sweep(good, good_points));
 }
 
-TEST_CASE("sweep files: axes in file order, base path relative to the sweep file, strict keys") {
+TEST_CASE("sweep files: axes in file order - base path relative to the sweep file - strict keys") {
   const std::string dir = temp_path("files");
   std::filesystem::create_directories(dir + "/sub");
   write_text(dir + "/base.json", small_scenario().dump());
@@ -217,7 +217,7 @@ TEST_CASE("sweep files: axes in file order, base path relative to the sweep file
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("shards: i/n parses, and the n shards cover every point exactly once") {
+TEST_CASE("shards: i/n parses and the n shards cover every point exactly once") {
   CHECK_THROWS_AS(parse_shard("2/2"), std::invalid_argument);
   CHECK_THROWS_AS(parse_shard("1"), std::invalid_argument);
   CHECK_THROWS_AS(parse_shard("-1/2"), std::invalid_argument);
@@ -230,7 +230,7 @@ TEST_CASE("shards: i/n parses, and the n shards cover every point exactly once")
     }
 }
 
-TEST_CASE("the results file: appended lines read back, a partial last line is dropped on resume") {
+TEST_CASE("the results file: appended lines read back and a partial last line is dropped on resume") {
   auto sweep = small_sweep();
   set_axis(sweep, parse_set_option("cluster.workers=2,3,4"));
   auto points = expand_sweep(sweep);
@@ -283,7 +283,7 @@ TEST_CASE("the results file: appended lines read back, a partial last line is dr
   std::remove(path.c_str());
 }
 
-TEST_CASE("merging results: one line per id, sorted by index; CSV rows as wide as the header") {
+TEST_CASE("merging results: one line per id sorted by index - CSV rows as wide as the header") {
   auto sweep = small_sweep();
   set_axis(sweep, parse_set_option("cluster.workers=2,3,4"));
   auto points = expand_sweep(sweep);
