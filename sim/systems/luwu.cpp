@@ -21,6 +21,7 @@
 #include <simgrid/s4u/Actor.hpp>
 
 #include "models/host.hpp"
+#include "sim/countdown.hpp"
 #include "sim/stream.hpp"
 #include "sim/systems/systems.hpp"
 #include "sim/systems/luwu_placement.hpp"
@@ -30,20 +31,6 @@ namespace luwu::sim {
 namespace {
 
 using workloads::OpKind;
-
-// Counts arrivals and fires once `expected` have arrived (the CUDA-event analogue of a barrier).
-class Countdown {
- public:
-  explicit Countdown(int expected) : left_(expected), done_(make_completion()) {}
-  void arrive() {
-    if (--left_ == 0) done_->set();
-  }
-  const CompletionPtr& done() const { return done_; }
-
- private:
-  int left_;
-  CompletionPtr done_;
-};
 
 class Luwu : public Schedule {
  public:
