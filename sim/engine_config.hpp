@@ -5,9 +5,11 @@
 // latency by ~13, models TCP acks as cross traffic, and bounds each flow by a TCP window
 // (TCP-gamma / 2 x latency).  None of that is what RDMA or a PCIe/NVLink DMA does, so luwusim uses
 // the plain flow-level model CM02 (max-min bandwidth sharing, time = latency + bytes / share),
-// without cross traffic and without the window bound (TCP-gamma 0).  With this, a flow alone on a
-// path takes exactly latency + bytes / bottleneck bandwidth; see ../shared/reference/simgrid-notes.md
-// and the all-reduce calibration test.  Link bandwidths are already goodputs (models/ removes
+// without cross traffic and with a window too large to bind.  (Not TCP-gamma 0: CM02 bounds a flow
+// by min(its rate cap, TCP-gamma / (2 x latency)), and a bound of 0 means none, so gamma 0 also
+// drops every explicit rate cap, such as a self-clocked aggregation window; measured on 3.32.)
+// With this, a flow alone on a path takes exactly latency + bytes / bottleneck bandwidth (or / its
+// rate cap); see ../shared/reference/simgrid-notes.md and the all-reduce calibration test.  Link bandwidths are already goodputs (models/ removes
 // encoding and header overheads), so no further factor applies.
 #include <memory>
 
@@ -19,7 +21,7 @@ namespace luwu::sim {
 inline void configure_engine_for_rdma() {
   simgrid::s4u::Engine::set_config("network/model:CM02");
   simgrid::s4u::Engine::set_config("network/crosstraffic:0");
-  simgrid::s4u::Engine::set_config("network/TCP-gamma:0");
+  simgrid::s4u::Engine::set_config("network/TCP-gamma:1e100");  // bytes: 5e108 B/s even at 1 ns latency
   // Measured here: without these, CM02 still scales bandwidth by the default factor (a 1 MB flow
   // on a 12.5 GB/s link took 106 us instead of 80 us).
   simgrid::s4u::Engine::set_config("network/bandwidth-factor:1.0");

@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Io.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
 
 namespace luwu::sim {
 namespace {
@@ -29,6 +32,19 @@ void striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, Traffi
 simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
                                      TrafficMeter& traffic, double rate_Bps) {
   traffic.record_flow(from, to, bytes);
+  if (rate_Bps > 0) {
+    // SimGrid 3.32 ignores Comm::set_rate on a host-to-host comm (measured), but honours it on a
+    // mailbox comm, which flows from the sender's host to the receiver's: the caller sends, an
+    // actor on `to` receives, through a mailbox of its own.
+    if (simgrid::s4u::this_actor::get_host() != from)
+      throw std::logic_error("a rate-capped transfer must be started by an actor on its source host " +
+                             from->get_name());
+    static std::uint64_t capped_flows = 0;
+    static int token = 0;  // the payload pointer a mailbox comm needs; no data moves
+    auto* mailbox = simgrid::s4u::Mailbox::by_name("rate-capped flow " + std::to_string(capped_flows++));
+    simgrid::s4u::Actor::create("rate-capped receiver", to, [mailbox] { mailbox->get<int>(); });
+    return mailbox->put_init(&token, whole_bytes(bytes))->set_rate(rate_Bps)->start();
+  }
   // A host-to-host comm starts by itself once both ends are set (SimGrid 3.32), so the rate and
   // size come first.
   auto comm = simgrid::s4u::Comm::sendto_init();

@@ -13,7 +13,8 @@
 namespace luwu::sim {
 
 // Starts a flow of `bytes` from one host to another (any actor may start it).  rate_Bps > 0 caps
-// its rate (e.g. a self-clocked window); otherwise it takes its max-min share of the route.
+// its rate (e.g. a self-clocked window), and then the calling actor must run on `from`; otherwise
+// the flow takes its max-min share of the route.
 simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
                                      TrafficMeter& traffic, double rate_Bps = -1);
 void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, TrafficMeter& traffic,
