@@ -22,7 +22,9 @@ std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) {
   switch (env.settings.kind) {
     case SystemKind::Ddp: return make_ddp_schedule(env);
     case SystemKind::Zero3: return make_zero3_schedule(env);
+    case SystemKind::ZeroOffload: return make_zero_offload_schedule(env);
     case SystemKind::ZeroInfinity: return make_zero_infinity_schedule(env);
+    case SystemKind::SwitchMl: return make_switchml_schedule(env);
     case SystemKind::Luwu: return make_luwu_schedule(env);
     default: throw std::invalid_argument("luwusim cannot simulate " + workloads::to_string(env.settings.kind) + " yet");
   }

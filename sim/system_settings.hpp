@@ -32,6 +32,14 @@ struct SystemSettings {
   // before its recompute, over the GPU's PCIe.
   bool offload_activation_checkpoints = false;
 
+  // ZeRO-Offload: gradients are reduce-scattered in buckets of this many bytes.  DeepSpeed's
+  // reduce_bucket_size default, 5e8 elements = 1e9 bytes at 16 bits (as MemoryOptions counts it).
+  double reduce_bucket_bytes = 1e9;
+  // ZeRO-Offload: the paper's one-step delayed parameter update (DPU, arXiv 2101.06840): the CPU
+  // step, the copy back and the all-gather of the previous step run under this step's forward and
+  // backward.  Off by default: the paper enables it only after the first few steps, as an option.
+  bool delayed_param_update = false;
+
   // LuWu: a layer's parameters and gradients cross the switch in this many pieces, so the
   // multicast and the aggregation pipeline (a piece is forwarded once it has fully arrived).
   int pipeline_chunks = 16;
@@ -55,6 +63,8 @@ struct SystemSettings {
                                                "offload",
                                                "optimizer_chunk_params",
                                                "offload_activation_checkpoints",
+                                               "reduce_bucket_bytes",
+                                               "delayed_param_update",
                                                "pipeline_chunks",
                                                "aggregation_element_bytes",
                                                "optimizer_node_dram_share",
@@ -91,6 +101,8 @@ inline SystemSettings system_settings_from_json(const JsonNode& node) {
   if (s.offload != "nvme" && s.offload != "dram") node.at("offload").fail("expected \"nvme\" or \"dram\"");
   if (node.has("optimizer_chunk_params")) s.optimizer_chunk_params = node.at("optimizer_chunk_params").as_positive();
   s.offload_activation_checkpoints = node.get_bool("offload_activation_checkpoints", s.offload_activation_checkpoints);
+  if (node.has("reduce_bucket_bytes")) s.reduce_bucket_bytes = node.at("reduce_bucket_bytes").as_positive();
+  s.delayed_param_update = node.get_bool("delayed_param_update", s.delayed_param_update);
   s.pipeline_chunks = static_cast<int>(node.get_int("pipeline_chunks", s.pipeline_chunks, 1, 1 << 16));
   if (node.has("aggregation_element_bytes")) s.aggregation_element_bytes = node.at("aggregation_element_bytes").as_positive();
   if (node.has("optimizer_node_dram_share")) {
