@@ -1,0 +1,360 @@
+// ZeRO-Offload and SwitchML schedules against closed forms derived here from the topology's links,
+// the switch and NIC profiles and the GPU/CPU models, on synthetic traces (each case isolates
+// compute, communication, PCIe or overlap), and their traffic against the papers' volumes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "models/host.hpp"
+#include "models/optimizer_cost.hpp"
+#include "sim/collectives.hpp"
+#include "sim/simulate.hpp"
+#include "sim/system_settings.hpp"
+#include "topologies/builders.hpp"
+#include "topologies/routes.hpp"
+#include "workloads/model_catalog.hpp"
+
+using namespace luwu;
+using workloads::OpKind;
+using workloads::SystemKind;
+
+namespace {
+
+// L transformer layers of `params` parameters each, fp16, one micro-batch; every op `flops`.
+workloads::Trace synthetic_trace(int layers, std::uint64_t params, double flops) {
+  workloads::Trace t;
+  t.model = *workloads::find_catalog_model("gpt3-1.3b");
+  t.training.micro_batch = 1;
+  t.training.seq_len = 2048;
+  for (int l = 0; l < layers; ++l) {
+    workloads::LayerInfo info;
+    info.name = "block_" + std::to_string(l);
+    info.params = info.params_used = params;
+    info.forward_flops = info.backward_flops = flops;
+    t.layers.push_back(info);
+  }
+  for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, 0, flops, 2 * params, 0, 0, 0});
+  for (int l = layers - 1; l >= 0; --l) t.ops.push_back({OpKind::Backward, l, 0, flops, 2 * params, 2 * params, 0, 0});
+  return t;
+}
+
+struct Path {
+  double latency_s = 0;
+  double bandwidth_Bps = std::numeric_limits<double>::infinity();
+  // A flow alone on the path (CM02, no window bound): latency + bytes / bottleneck, or / a rate cap.
+  double time_s(double bytes, double rate_cap_Bps = std::numeric_limits<double>::infinity()) const {
+    return latency_s + bytes / std::min(bandwidth_Bps, rate_cap_Bps);
+  }
+};
+
+Path path(const topologies::Topology& topo, topologies::Vertex a, topologies::Vertex b) {
+  Path p;
+  for (auto e : topologies::shortest_route(topo, a, b)) {
+    p.latency_s += topo[e].latency_s;
+    p.bandwidth_Bps = std::min(p.bandwidth_Bps, topo[e].bandwidth_Bps);
+  }
+  return p;
+}
+Path gpu_to_gpu(const topologies::Topology& topo, int a, int b) { return path(topo, topo.gpus()[a], topo.gpus()[b]); }
+Path gpu_to_cpu(const topologies::Topology& topo, int rank) {
+  auto gpu = topo.gpus()[rank];
+  return path(topo, gpu, topo.cpu_of(gpu));
+}
+Path gpu_to_switch(const topologies::Topology& topo, int rank) {
+  return path(topo, topo.gpus()[rank], *topo.find_vertex("switch"));
+}
+
+sim::Hardware quiet_hardware(const topologies::Topology& topo) {
+  auto hw = sim::hardware_of(topo);
+  hw.gpu.collective_interference = 0;  // closed forms without interference
+  hw.gpu.dma_interference = 0;
+  return hw;
+}
+
+double gpu_optimizer_s(const sim::Hardware& hw, double params) {
+  return models::optimizer_update_time_s(params, models::adam_mixed_precision_cost(), hw.gpu.hbm_Bps, hw.gpu.hbm_Bps,
+                                         hw.gpu.peak_fp32_flops);
+}
+
+// Adam on the CPU over `params` whose state is all in the worker server's DRAM.
+double cpu_optimizer_s(const sim::Hardware& hw, double params) {
+  return models::cpu_optimizer_step_times(hw.worker_host, params, models::adam_mixed_precision_cost(), {1, 0, 0})
+      .total_s;
+}
+
+double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
+  double sum = 0;
+  for (const auto& op : t.ops)
+    sum += hw.gpu.compute_time_s(op.flops, 2048.0, t.model.hidden, t.model.hidden, models::Precision::Fp16);
+  return sum;
+}
+
+sim::SystemSettings system(SystemKind kind) {
+  sim::SystemSettings s;
+  s.kind = kind;
+  s.label = workloads::to_string(kind);
+  return s;
+}
+
+topologies::Topology star(int workers) {
+  topologies::LuwuStarParams p;
+  p.workers = workers;
+  return topologies::build_luwu_star(p);
+}
+
+// The PCIe link between a worker's CPU and the PCIe switch its GPU hangs off: the last edge of the
+// GPU-to-CPU route (luwu-star names it pcie<w>-0--cpu<w>).
+std::string cpu_pcie_link(const topologies::Topology& topo, int rank) {
+  auto gpu = topo.gpus()[rank];
+  auto route = topologies::shortest_route(topo, gpu, topo.cpu_of(gpu));
+  REQUIRE(route.size() == 2);  // gpu - pcie switch - cpu
+  return topo[route.back()].name;
+}
+
+// Bytes on one link of the result, both directions (SimGrid names them <edge>_UP / <edge>_DOWN).
+double link_bytes_both_ways(const sim::SystemResult& r, const std::string& edge) {
+  double sum = 0;
+  for (const auto& l : r.links)
+    if (l.link == edge + "_UP" || l.link == edge + "_DOWN") sum += l.bytes;
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO-Offload moves 4 bytes per parameter over PCIe per step, summed over the GPUs") {
+  // The paper's volume (arXiv 2101.06840): fp16 gradients to the CPU, fp16 parameters back, 2P/N
+  // bytes each way per GPU; over N GPUs, 4P.  The network traffic takes the GPU-NIC PCIe path and
+  // never crosses the CPU's PCIe link.
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  const std::uint64_t params = 30'000'000;
+  auto trace = synthetic_trace(4, params, 1e12);
+  for (bool delayed : {false, true}) {
+    auto settings = system(SystemKind::ZeroOffload);
+    settings.reduce_bucket_bytes = 50e6;  // several buckets, each copied as soon as it is reduced
+    settings.delayed_param_update = delayed;
+    auto r = sim::simulate_system(trace, topo, hw, settings, {});
+    REQUIRE(r.feasible);
+    double total = 0;
+    for (int w = 0; w < n; ++w) {
+      double per_gpu = link_bytes_both_ways(r, cpu_pcie_link(topo, w));
+      CHECK(per_gpu == doctest::Approx(4.0 * 4 * params / n).epsilon(1e-9));
+      total += per_gpu;
+    }
+    CHECK(total == doctest::Approx(4.0 * 4 * params).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("ZeRO-Offload compute only: kernels, then the gradient down, the CPU step and the parameters up") {
+  // One worker: the reduce-scatter and the all-gather are empty, what is left is the offload path.
+  auto topo = star(1);
+  auto hw = quiet_hardware(topo);
+  const std::uint64_t params = 10'000'000;
+  auto trace = synthetic_trace(6, params, 3e12);
+  auto r = sim::simulate_system(trace, topo, hw, system(SystemKind::ZeroOffload), {});
+  const double P = 6.0 * params;
+  Path pcie = gpu_to_cpu(topo, 0);
+  double expected = compute_s(trace, hw) + pcie.time_s(2 * P) + cpu_optimizer_s(hw, P) + pcie.time_s(2 * P);
+  CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(r.sent_bytes_per_worker == 0);  // network bytes: none with one worker
+  CHECK(link_bytes_both_ways(r, cpu_pcie_link(topo, 0)) == doctest::Approx(4 * P).epsilon(1e-12));
+  CHECK(r.breakdown.exposed_optimizer_s == doctest::Approx(cpu_optimizer_s(hw, P)).epsilon(1e-9));
+  CHECK(r.breakdown.io_stall_s == doctest::Approx(2 * pcie.time_s(2 * P)).epsilon(1e-9));
+}
+
+TEST_CASE("ZeRO-Offload communication only: reduce-scatter, shard down, CPU step, shard up, all-gather") {
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  Path hop = gpu_to_gpu(topo, 0, 1);
+  Path pcie = gpu_to_cpu(topo, 0);
+  const double P = 50e6;  // one layer, one bucket: nothing overlaps
+  auto trace = synthetic_trace(1, static_cast<std::uint64_t>(P), 0);
+  auto r = sim::simulate_system(trace, topo, hw, system(SystemKind::ZeroOffload), {});
+  // A ring reduce-scatter and a ring all-gather of a 2P-byte buffer have the same closed form.
+  const double collective = sim::ring_all_gather_closed_form_s(n, 2 * P, hop.latency_s, hop.bandwidth_Bps);
+  double expected = collective + pcie.time_s(2 * P / n) + cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n) +
+                    collective;
+  CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-3));
+  CHECK(r.breakdown.exposed_communication_s == doctest::Approx(2 * collective).epsilon(1e-3));
+  // Network: a reduce-scatter and an all-gather each send (N-1)/N x 2P per worker (ZeRO paper,
+  // section 7: ZeRO-2 moves as much as DDP).
+  CHECK(r.sent_bytes_per_worker == doctest::Approx(2.0 * (n - 1) / n * 2 * P).epsilon(1e-9));
+}
+
+TEST_CASE("ZeRO-Offload delayed parameter update hides the CPU step when compute is longer") {
+  auto topo = star(1);
+  auto hw = quiet_hardware(topo);
+  const std::uint64_t params = 10'000'000;
+  auto trace = synthetic_trace(6, params, 3e12);
+  const double P = 6.0 * params;
+  Path pcie = gpu_to_cpu(topo, 0);
+  const double compute = compute_s(trace, hw);
+  REQUIRE(cpu_optimizer_s(hw, P) + pcie.time_s(2 * P) < compute);  // the premise: the update fits under compute
+
+  auto plain = sim::simulate_system(trace, topo, hw, system(SystemKind::ZeroOffload), {});
+  auto settings = system(SystemKind::ZeroOffload);
+  settings.delayed_param_update = true;
+  auto delayed = sim::simulate_system(trace, topo, hw, settings, {});
+  // The previous step's CPU update and copy back run under the kernels; only this step's
+  // gradient copy to the CPU is left after backward.
+  CHECK(delayed.iteration_time_s == doctest::Approx(compute + pcie.time_s(2 * P)).epsilon(1e-9));
+  CHECK(delayed.breakdown.exposed_optimizer_s == doctest::Approx(0).epsilon(1e-12));
+  CHECK(plain.iteration_time_s - delayed.iteration_time_s ==
+        doctest::Approx(cpu_optimizer_s(hw, P) + pcie.time_s(2 * P)).epsilon(1e-9));
+}
+
+TEST_CASE("ZeRO-Offload delayed parameter update: the iteration waits for the longer of compute and the update") {
+  // Communication only (no compute): the update pipeline of the previous step runs from t = 0
+  // beside this step's reduce-scatter and copy down, on other links (the all-gather and the
+  // reduce-scatter share the ring, so both take their max-min share): the iteration cannot be
+  // shorter than the update path alone, and is shorter than the undelayed step.
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  const double P = 50e6;
+  auto trace = synthetic_trace(1, static_cast<std::uint64_t>(P), 0);
+  Path hop = gpu_to_gpu(topo, 0, 1);
+  Path pcie = gpu_to_cpu(topo, 0);
+  const double collective = sim::ring_all_gather_closed_form_s(n, 2 * P, hop.latency_s, hop.bandwidth_Bps);
+  const double update_path = cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n) + collective;
+  auto plain = sim::simulate_system(trace, topo, hw, system(SystemKind::ZeroOffload), {});
+  auto settings = system(SystemKind::ZeroOffload);
+  settings.delayed_param_update = true;
+  auto delayed = sim::simulate_system(trace, topo, hw, settings, {});
+  CHECK(delayed.iteration_time_s >= update_path * (1 - 1e-9));
+  CHECK(delayed.iteration_time_s < plain.iteration_time_s);
+}
+
+namespace {
+
+// The per-worker aggregation throughput, from the profiles: payload goodput at the packet size,
+// bounded by the window (slots x payload per round trip) and by the switch's packet rate.
+double switchml_rate_Bps(const sim::Hardware& hw, double rtt_s, int workers) {
+  const auto& sw = *hw.network_switch;
+  const auto& nic = hw.worker_nic;
+  const double payload = sw.elements_per_packet * sw.element_bytes;  // 64 x 4 B = 256 B for Tofino
+  const double line = nic.line_rate_Bps * payload / (payload + nic.header_bytes);
+  const double window = sw.aggregation_slots * payload / rtt_s;
+  return std::min({line, window, sw.aggregation_packets_per_s * payload / workers});
+}
+
+// A communication-only SwitchML step of one bucket in `chunks` pieces: each piece is uploaded in
+// turn (latency + piece / rate), the last one's sum comes back (latency + piece / rate), then the
+// optimizer steps on the GPU.
+double switchml_step_s(const sim::Hardware& hw, const Path& to_switch, double gradient_bytes, int chunks,
+                       double wire_bytes_per_grad_byte, double rate_Bps, double params) {
+  const double piece = gradient_bytes * wire_bytes_per_grad_byte / chunks;
+  return (chunks + 1) * to_switch.time_s(piece, rate_Bps) + gpu_optimizer_s(hw, params);
+}
+
+}  // namespace
+
+TEST_CASE("SwitchML aggregates at min(line rate, window / RTT): few slots are window-bound, many line-bound") {
+  const int n = 4;
+  auto topo = star(n);
+  const double P = 5e6;  // one 10 MB fp16 gradient bucket
+  auto trace = synthetic_trace(1, static_cast<std::uint64_t>(P), 0);
+  auto settings = system(SystemKind::SwitchMl);
+  settings.bucket_bytes = 2 * P;
+  Path to_switch = gpu_to_switch(topo, 0);
+  const double rtt = 2 * to_switch.latency_s;
+
+  auto with_slots = [&](double slots) {
+    auto hw = quiet_hardware(topo);
+    REQUIRE(hw.network_switch.has_value());
+    hw.network_switch->aggregation_slots = slots;
+    return hw;
+  };
+  auto few = with_slots(8);
+  auto many = with_slots(1e6);
+  const auto& sw = *few.network_switch;
+  const double payload = sw.elements_per_packet * sw.element_bytes;
+  const double line = few.worker_nic.line_rate_Bps * payload / (payload + few.worker_nic.header_bytes);
+  // The premises: 8 slots cannot fill the line in a round trip, a million can.
+  REQUIRE(8 * payload / rtt < line);
+  REQUIRE(1e6 * payload / rtt > line);
+  REQUIRE(sw.aggregation_packets_per_s * payload / n > line);
+
+  const double window_rate = 8 * payload / rtt;
+  CHECK(switchml_rate_Bps(few, rtt, n) == doctest::Approx(window_rate));
+  CHECK(switchml_rate_Bps(many, rtt, n) == doctest::Approx(line));
+
+  auto r_few = sim::simulate_system(trace, topo, few, settings, {});
+  auto r_many = sim::simulate_system(trace, topo, many, settings, {});
+  const int chunks = settings.pipeline_chunks;
+  CHECK(r_few.iteration_time_s == doctest::Approx(switchml_step_s(few, to_switch, 2 * P, chunks, 2, window_rate, P)).epsilon(1e-6));
+  CHECK(r_many.iteration_time_s == doctest::Approx(switchml_step_s(many, to_switch, 2 * P, chunks, 2, line, P)).epsilon(1e-6));
+
+  // Window-bound: twice the slots, half the wire time; line-bound: more slots change nothing.
+  auto r_16 = sim::simulate_system(trace, topo, with_slots(16), settings, {});
+  auto r_2m = sim::simulate_system(trace, topo, with_slots(2e6), settings, {});
+  const double fixed = (chunks + 1) * to_switch.latency_s + gpu_optimizer_s(few, P);
+  CHECK((r_16.iteration_time_s - fixed) / (r_few.iteration_time_s - fixed) == doctest::Approx(0.5).epsilon(1e-6));
+  CHECK(r_2m.iteration_time_s == doctest::Approx(r_many.iteration_time_s).epsilon(1e-12));
+}
+
+TEST_CASE("SwitchML with the Tofino profile: throughput from its own slots, payload and the NIC") {
+  const int n = 8;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  const double P = 20e6;
+  auto trace = synthetic_trace(1, static_cast<std::uint64_t>(P), 0);
+  auto settings = system(SystemKind::SwitchMl);
+  settings.bucket_bytes = 2 * P;
+  Path to_switch = gpu_to_switch(topo, 0);
+  const double rate = switchml_rate_Bps(hw, 2 * to_switch.latency_s, n);
+  auto r = sim::simulate_system(trace, topo, hw, settings, {});
+  CHECK(r.iteration_time_s ==
+        doctest::Approx(switchml_step_s(hw, to_switch, 2 * P, settings.pipeline_chunks, 2, rate, P)).epsilon(1e-6));
+}
+
+TEST_CASE("SwitchML: each worker sends one gradient up and receives one aggregate, at the wire element size") {
+  const int n = 8;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  const std::uint64_t params = 30'000'000;
+  auto trace = synthetic_trace(4, params, 1e12);
+  const double gradient = 4.0 * 2 * params;  // fp16
+  for (double element_bytes : {4.0, 2.0}) {
+    auto settings = system(SystemKind::SwitchMl);
+    settings.aggregation_element_bytes = element_bytes;
+    auto r = sim::simulate_system(trace, topo, hw, settings, {});
+    CHECK(r.sent_bytes_per_worker == doctest::Approx(gradient * element_bytes / 2).epsilon(1e-9));
+    CHECK(r.received_bytes_per_worker == doctest::Approx(gradient * element_bytes / 2).epsilon(1e-9));
+  }
+  // Against DDP's ring, 2 (N-1)/N x 2P per worker: SwitchML's 32-bit wire carries 8/7 of it at N = 8.
+  auto ddp = sim::simulate_system(trace, topo, hw, system(SystemKind::Ddp), {});
+  auto switchml = sim::simulate_system(trace, topo, hw, system(SystemKind::SwitchMl), {});
+  CHECK(switchml.sent_bytes_per_worker / ddp.sent_bytes_per_worker == doctest::Approx(8.0 / 7).epsilon(1e-9));
+}
+
+TEST_CASE("SwitchML of GPT-3 175B on 8 x A100-40GB is infeasible, with a reason, not a crash") {
+  auto topo = star(8);
+  auto hw = sim::hardware_of(topo);
+  workloads::TrainingConfig training;
+  training.micro_batch = 16;
+  training.recompute = true;
+  auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-175b"), training);
+  auto r = sim::simulate_system(trace, topo, hw, system(SystemKind::SwitchMl), {});
+  CHECK_FALSE(r.feasible);
+  CHECK(r.reason.find("replica") != std::string::npos);
+  // A replica's fp16 parameters alone (2 B x 175e9 = 350 GB) exceed 40 GB many times over.
+  CHECK(r.memory.at("gpu_params_bytes").get<double>() > 300e9);
+}
+
+TEST_CASE("a scenario's system entry sets the ZeRO-Offload bucket and the delayed update, strictly") {
+  auto json = luwu::Json::parse(R"({"name": "zero-offload", "reduce_bucket_bytes": 2e8, "delayed_param_update": true})");
+  auto s = sim::system_settings_from_json(luwu::JsonNode(json, "scenario.json", "$.systems[0]"));
+  CHECK(s.kind == SystemKind::ZeroOffload);
+  CHECK(s.reduce_bucket_bytes == 2e8);
+  CHECK(s.delayed_param_update);
+  CHECK(sim::system_settings_from_json(luwu::JsonNode(luwu::Json::parse(R"("zero-offload")"), "f")).reduce_bucket_bytes ==
+        1e9);
+  auto bad = luwu::Json::parse(R"({"name": "zero-offload", "reduce_bucket_bytes": -1})");
+  CHECK_THROWS_AS(sim::system_settings_from_json(luwu::JsonNode(bad, "scenario.json")), luwu::InputError);
+}
