@@ -103,6 +103,7 @@ const bool registered_sweep = luwu::cli::register_command(
         if (summary.already_done > 0)
           std::cerr << fmt::format("sweep: {} points were already in {}\n", summary.already_done, a->output);
         if (summary.interrupted_by != 0) {
+          if (::isatty(2)) std::cerr << "\n";  // below the progress bar
           std::cerr << fmt::format("sweep: stopped by signal {}; {} points finished and kept in {}; run again with "
                                    "--resume to finish\n",
                                    summary.interrupted_by, summary.ran, a->output);
