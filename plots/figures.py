@@ -68,7 +68,8 @@ def _no_data(out_dir, name, title, notes):
     ax.set_axis_off()
     ax.set_title(title)
     ax.text(0.5, 0.5, "no results to plot", ha="center", va="center", transform=ax.transAxes, fontsize=12)
-    return _finish(fig, notes, out_dir, name)
+    return _finish(fig, notes or ["no result lines: run the figure's sweep first (plots/make_figures.py without --skip-runs)"],
+                   out_dir, name)
 
 
 def _systems(table):
@@ -324,8 +325,11 @@ def network_bandwidth(lines, out_dir, name="network_100_vs_200"):
             elif not values:
                 ax.text(i, 0.03, "does not fit", rotation=90, ha="center", va="bottom", fontsize=7,
                         transform=ax.get_xaxis_transform())
+        ax.set_xlim(-0.6, len(systems) - 0.4)
         ax.set_xticks(range(len(systems)))
         ax.set_xticklabels([style.system_name(s) for s in systems], rotation=35, ha="right", fontsize=8)
+        for tick, s in zip(ax.get_xticklabels(), systems):
+            tick.set_color(style.system_color(s))
         ax.set_title(f"{model} ({_params_text(sizes[model])})", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
         ax.margins(y=0.12)
