@@ -4,14 +4,16 @@ import os
 
 
 def read_lines(path):
-    """The complete result lines of a file, one per point id, sorted by point index.  A partial
-    last line (an interrupted sweep) is ignored, as the sweep itself does."""
+    """The complete result lines of a file, one per point index, sorted by it.  A partial last line
+    (an interrupted sweep) is ignored, as the sweep itself does.  When a sweep definition changed
+    and was resumed, the file holds lines of old points too (other ids at the same index): the
+    last line of an index, written by the newest run, is the one that counts."""
     if not os.path.exists(path):
         return []
     with open(path, "r", encoding="utf-8") as f:
         text = f.read()
     complete = text[: text.rfind("\n") + 1] if "\n" in text else ""
-    by_id = {}
+    by_index = {}
     for number, line in enumerate(complete.splitlines(), start=1):
         if not line.strip():
             continue
@@ -19,8 +21,8 @@ def read_lines(path):
             record = json.loads(line)
         except json.JSONDecodeError as e:
             raise ValueError(f"{path}: line {number}: not valid JSON: {e}") from None
-        by_id.setdefault(record["id"], record)
-    return sorted(by_id.values(), key=lambda r: r["index"])
+        by_index[record["index"]] = record
+    return [by_index[i] for i in sorted(by_index)]
 
 
 def rows(lines):
