@@ -71,7 +71,7 @@ Topology topology_from_json(const luwu::JsonNode& root) {
   root.only_keys({"format", "version", "builder", "builder_args", "vertices", "links"});
   if (root.has("format") && root.at("format").as_string() != kFormatName)
     root.at("format").fail(std::string("expected \"") + kFormatName + "\"");
-  if (root.has("version") && root.at("version").as_int() != kFormatVersion)
+  if (root.has("version") && root.at("version").as_int(0, 1 << 30) != kFormatVersion)
     root.at("version").fail("unsupported version (this luwusim reads version " + std::to_string(kFormatVersion) + ")");
 
   Topology topo;

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "workloads/model_catalog.hpp"
 
 namespace luwu::workloads {
@@ -13,6 +15,22 @@ std::string to_string(PositionEmbedding p) { return p == PositionEmbedding::Lear
 namespace {
 
 constexpr std::int64_t kMaxSize = std::numeric_limits<int>::max();
+
+// Parameter, FLOP and byte counts are uint64 (layer_accounting.cpp): a model is accepted only if
+// its parameters, at the 16 bytes of state each one carries in mixed-precision Adam, count in
+// bytes below 2^62, i.e. at most 2^58 (2.9e17) parameters, 2900x a 100T-parameter model.
+// Traces hold one entry per block and op, so blocks are capped too (the deepest published
+// models have about a hundred).
+constexpr long double kMaxParams = 288230376151711744.0L;  // 2^58
+constexpr std::int64_t kMaxLayers = 1 << 20;
+
+// An upper bound of the parameter count (every bias and norm, SwiGLU's three FFN matrices),
+// computed in floating point so that it cannot wrap.
+long double parameter_upper_bound(const ModelConfig& m) {
+  const long double h = m.hidden, kv = m.kv_width(), f = m.ffn_hidden, V = m.vocab, S = m.max_seq;
+  const long double block = 2 * h * h + 2 * h * kv + 3 * h * f + (4 * h + 2 * kv + 2 * f) + 4 * h;
+  return m.layers * block + 2 * V * h + S * h + 2 * h;
+}
 
 int positive_int(const JsonNode& node) { return static_cast<int>(node.as_int(1, kMaxSize)); }
 
@@ -44,7 +62,7 @@ ModelConfig model_from_json(const JsonNode& node) {
   ModelConfig m;
   m.name = node.has("name") ? node.at("name").as_string() : "custom";
   if (m.name.empty()) node.at("name").fail("the name must not be empty");
-  m.layers = positive_int(node.at("layers"));
+  m.layers = static_cast<int>(node.at("layers").as_int(1, kMaxLayers));
   m.hidden = positive_int(node.at("hidden"));
   m.heads = positive_int(node.at("heads"));
   m.kv_heads = node.has("kv_heads") ? positive_int(node.at("kv_heads")) : m.heads;
@@ -82,6 +100,9 @@ ModelConfig model_from_json(const JsonNode& node) {
   if (m.hidden % m.heads != 0 && !repeats_catalog_entry(node, m.name))
     node.at("hidden").fail("hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
                            std::to_string(m.heads) + ")");
+  if (parameter_upper_bound(m) > kMaxParams)
+    node.fail(fmt::format("the model is too large to count: about {:.3g} parameters, luwusim counts up to 2^58 "
+                          "(2.9e17)", static_cast<double>(parameter_upper_bound(m))));
   return m;
 }
 

@@ -12,9 +12,13 @@ namespace {
 constexpr const char* kFormat = "luwusim-trace";
 constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 
-std::uint64_t as_count(const JsonNode& n) {
-  return static_cast<std::uint64_t>(n.as_int(0, std::numeric_limits<std::int64_t>::max()));
-}
+// Byte and parameter counts up to 2^62, so that they add up without wrapping, and below 2^63, which
+// as_int's bound INT64_MAX becomes as a double (converting 2^63 back to int64 is undefined).
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
+// As model_config.cpp: at most 2^58 parameters, so 16 bytes of state each still count in uint64.
+constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 58;
+
+std::uint64_t as_count(const JsonNode& n) { return static_cast<std::uint64_t>(n.as_int(0, kMaxCount)); }
 
 template <typename Enum>
 Enum parse_named(const JsonNode& node, std::initializer_list<Enum> values) {
@@ -128,7 +132,7 @@ Trace trace_from_json(const JsonNode& node) {
   node.only_keys({"format", "version", "model", "training", "layers", "ops"});
   if (node.at("format").as_string() != kFormat)
     node.at("format").fail(std::string("expected \"") + kFormat + "\"");
-  const std::int64_t version = node.at("version").as_int();
+  const std::int64_t version = node.at("version").as_int(0, kMaxInt);
   if (version != Trace::kVersion)
     node.at("version").fail("unsupported trace version " + std::to_string(version) + " (this luwusim reads version " +
                             std::to_string(Trace::kVersion) + ")");
@@ -147,6 +151,10 @@ Trace trace_from_json(const JsonNode& node) {
     if (l.kind != expected) layers.at(i).at("kind").fail("expected \"" + to_string(expected) + "\" at this position");
     trace.layers.push_back(std::move(l));
   }
+  std::uint64_t params = 0;  // no wrap: below 2^58 + 2^62 at each check
+  for (const auto& l : trace.layers)
+    if ((params += l.params) > kMaxParams)
+      layers.fail("more than 2^58 parameters in all: too many to count in bytes");
 
   const JsonNode ops = node.at("ops");
   trace.ops.reserve(ops.size());
