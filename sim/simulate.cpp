@@ -126,6 +126,7 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
   workloads::MemoryOptions memory_options;
   memory_options.prefetch_layers = system.prefetch_layers;
   memory_options.ddp_bucket_bytes = system.bucket_bytes;
+  memory_options.zero_reduce_bucket_bytes = system.reduce_bucket_bytes;
   memory_options.offload_activation_checkpoints = system.offload_activation_checkpoints;
   const auto footprint = workloads::memory_footprint(trace, system.kind, world, gpu_spec.hbm_bytes, memory_options);
 

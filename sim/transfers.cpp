@@ -45,10 +45,8 @@ simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Hos
     simgrid::s4u::Actor::create("rate-capped receiver", to, [mailbox] { mailbox->get<int>(); });
     return mailbox->put_init(&token, whole_bytes(bytes))->set_rate(rate_Bps)->start();
   }
-  // A host-to-host comm starts by itself once both ends are set (SimGrid 3.32), so the rate and
-  // size come first.
+  // A host-to-host comm starts by itself once both ends are set (SimGrid 3.32): size first.
   auto comm = simgrid::s4u::Comm::sendto_init();
-  if (rate_Bps > 0) comm->set_rate(rate_Bps);
   comm->set_payload_size(whole_bytes(bytes));
   comm->set_source(from);
   comm->set_destination(to);
