@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -122,6 +123,9 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
     throw std::invalid_argument("luwusim cannot simulate " + workloads::to_string(system.kind) + " yet");
   const models::GpuSpec& gpu_spec = hardware.gpu;
   const int world = static_cast<int>(topology.gpus().size());
+  if (world > kMaxSimulatedGpus)
+    throw std::invalid_argument(fmt::format("{} GPUs: luwusim simulates at most {} GPUs in one process",
+                                            world, kMaxSimulatedGpus));
 
   workloads::MemoryOptions memory_options;
   memory_options.prefetch_layers = system.prefetch_layers;

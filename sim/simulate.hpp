@@ -11,6 +11,11 @@
 
 namespace luwu::sim {
 
+// Every rank is a few SimGrid actors, each with its own stack and guard page (two memory mappings);
+// past this many GPUs one process would exceed Linux's default limit of 65,530 mappings
+// (vm.max_map_count), which SimGrid reports as "Failed to protect stack".
+constexpr int kMaxSimulatedGpus = 8192;
+
 struct SimulationOptions {
   CollectiveMode mode = CollectiveMode::Detailed;
   bool record_timeline = false;

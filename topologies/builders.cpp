@@ -15,10 +15,17 @@ namespace {
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
 }
+void require_gpu_count(long long servers, long long gpus_per_server) {
+  require(servers >= 1 && gpus_per_server >= 1, "servers and GPUs per server must be >= 1");
+  require(servers <= kMaxBuilderGpus && servers * gpus_per_server <= kMaxBuilderGpus,
+          fmt::format("{} x {} GPUs is more than the {} GPUs a topology builder makes", servers, gpus_per_server,
+                      kMaxBuilderGpus));
+}
 }  // namespace
 
 Topology build_luwu_star(const LuwuStarParams& p) {
   require(p.workers >= 1, "luwu-star needs at least one worker");
+  require_gpu_count(p.workers, 1);
   require(p.optimizer_nics >= 1, "the optimizer node needs at least one NIC");
   require(p.optimizer_ssds >= 0 && p.nvme_per_worker >= 0, "SSD counts must be >= 0");
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps);
@@ -76,6 +83,7 @@ ServerShape shape_of(int gpus, int per_nic, int per_pcie, int nvme, const std::s
 
 Topology build_dgx(const DgxParams& p) {
   require(p.servers >= 1, "dgx needs at least one server");
+  require_gpu_count(p.servers, p.gpus_per_server);
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
                                p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile);
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps);
@@ -101,6 +109,7 @@ Topology build_dgx(const DgxParams& p) {
 
 Topology build_fat_tree(const FatTreeParams& p) {
   require(p.servers >= 1, "fat-tree needs at least one server");
+  require_gpu_count(p.servers, p.gpus_per_server);
   require(p.tiers == 2 || p.tiers == 3, "fat-tree tiers must be 2 or 3");
   require(p.oversubscription >= 1, "oversubscription (down:up) must be >= 1");
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,

@@ -8,6 +8,10 @@
 
 namespace luwu::topologies {
 
+// The most GPUs a builder makes (checked in 64-bit before anything is built): 64 times the
+// 4,096-GPU benchmark, beyond which a graph takes minutes and gigabytes to build.
+constexpr long long kMaxBuilderGpus = 262144;
+
 // LuWu's testbed shape: N single-GPU workers, each  gpu<w> - pcie<w>-0 - nic<w> (SmartNIC) -
 // ethernet - "switch" (programmable), with the host cpu<w> (root complex) above the PCIe switch,
 // its DRAM dram<w> and NVMe SSDs nvme<w>-<j> (ZeRO-Infinity/Offload use them); plus the
