@@ -6,25 +6,13 @@
 
 #include "models/host.hpp"
 #include "sim/simulate.hpp"
-#include "tests/sim/synthetic_trace.hpp"
+#include "tests/sim/sim_test_support.hpp"
 #include "topologies/builders.hpp"
 
 using namespace luwu;
+using namespace sim_test;
 
 namespace {
-
-topologies::Topology star(int workers) {
-  topologies::LuwuStarParams p;
-  p.workers = workers;
-  return topologies::build_luwu_star(p);
-}
-
-sim::SystemSettings system(workloads::SystemKind kind) {
-  sim::SystemSettings s;
-  s.kind = kind;
-  s.label = workloads::to_string(kind);
-  return s;
-}
 
 double link_bytes(const sim::SystemResult& r, const std::string& name) {
   for (const auto& l : r.links)

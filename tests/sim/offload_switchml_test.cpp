@@ -3,6 +3,8 @@
 // compute, communication, PCIe or overlap), and their traffic against the papers' volumes.
 #include <doctest/doctest.h>
 
+#include "tests/sim/sim_test_support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,92 +20,11 @@
 #include "workloads/model_catalog.hpp"
 
 using namespace luwu;
+using namespace sim_test;
 using workloads::OpKind;
 using workloads::SystemKind;
 
 namespace {
-
-// L transformer layers of `params` parameters each, fp16, one micro-batch; every op `flops`.
-workloads::Trace synthetic_trace(int layers, std::uint64_t params, double flops) {
-  workloads::Trace t;
-  t.model = *workloads::find_catalog_model("gpt3-1.3b");
-  t.training.micro_batch = 1;
-  t.training.seq_len = 2048;
-  for (int l = 0; l < layers; ++l) {
-    workloads::LayerInfo info;
-    info.name = "block_" + std::to_string(l);
-    info.params = info.params_used = params;
-    info.forward_flops = info.backward_flops = flops;
-    t.layers.push_back(info);
-  }
-  for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, 0, flops, 2 * params, 0, 0, 0});
-  for (int l = layers - 1; l >= 0; --l) t.ops.push_back({OpKind::Backward, l, 0, flops, 2 * params, 2 * params, 0, 0});
-  return t;
-}
-
-struct Path {
-  double latency_s = 0;
-  double bandwidth_Bps = std::numeric_limits<double>::infinity();
-  // A flow alone on the path (CM02, no window bound): latency + bytes / bottleneck, or / a rate cap.
-  double time_s(double bytes, double rate_cap_Bps = std::numeric_limits<double>::infinity()) const {
-    return latency_s + bytes / std::min(bandwidth_Bps, rate_cap_Bps);
-  }
-};
-
-Path path(const topologies::Topology& topo, topologies::Vertex a, topologies::Vertex b) {
-  Path p;
-  for (auto e : topologies::shortest_route(topo, a, b)) {
-    p.latency_s += topo[e].latency_s;
-    p.bandwidth_Bps = std::min(p.bandwidth_Bps, topo[e].bandwidth_Bps);
-  }
-  return p;
-}
-Path gpu_to_gpu(const topologies::Topology& topo, int a, int b) { return path(topo, topo.gpus()[a], topo.gpus()[b]); }
-Path gpu_to_cpu(const topologies::Topology& topo, int rank) {
-  auto gpu = topo.gpus()[rank];
-  return path(topo, gpu, topo.cpu_of(gpu));
-}
-Path gpu_to_switch(const topologies::Topology& topo, int rank) {
-  return path(topo, topo.gpus()[rank], *topo.find_vertex("switch"));
-}
-
-sim::Hardware quiet_hardware(const topologies::Topology& topo) {
-  auto hw = sim::hardware_of(topo);
-  hw.gpu.collective_interference = 0;  // closed forms without interference
-  hw.gpu.dma_interference = 0;
-  return hw;
-}
-
-double gpu_optimizer_s(const sim::Hardware& hw, double params) {
-  return models::optimizer_update_time_s(params, models::adam_mixed_precision_cost(), hw.gpu.hbm_Bps, hw.gpu.hbm_Bps,
-                                         hw.gpu.peak_fp32_flops);
-}
-
-// Adam on the CPU over `params` whose state is all in the worker server's DRAM.
-double cpu_optimizer_s(const sim::Hardware& hw, double params) {
-  return models::cpu_optimizer_step_times(hw.worker_host, params, models::adam_mixed_precision_cost(), {1, 0, 0})
-      .total_s;
-}
-
-double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
-  double sum = 0;
-  for (const auto& op : t.ops)
-    sum += hw.gpu.compute_time_s(op.flops, 2048.0, t.model.hidden, t.model.hidden, models::Precision::Fp16);
-  return sum;
-}
-
-sim::SystemSettings system(SystemKind kind) {
-  sim::SystemSettings s;
-  s.kind = kind;
-  s.label = workloads::to_string(kind);
-  return s;
-}
-
-topologies::Topology star(int workers) {
-  topologies::LuwuStarParams p;
-  p.workers = workers;
-  return topologies::build_luwu_star(p);
-}
 
 // The PCIe link between a worker's CPU and the PCIe switch its GPU hangs off: the last edge of the
 // GPU-to-CPU route (luwu-star names it pcie<w>-0--cpu<w>).

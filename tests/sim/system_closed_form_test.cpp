@@ -12,63 +12,13 @@
 #include "sim/simulate.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/routes.hpp"
-#include "tests/sim/synthetic_trace.hpp"
+#include "tests/sim/sim_test_support.hpp"
 #include "workloads/model_catalog.hpp"
 
 using namespace luwu;
+using namespace sim_test;
 using workloads::OpKind;
 
-namespace {
-
-struct Path {
-  double latency_s = 0;
-  double bandwidth_Bps = std::numeric_limits<double>::infinity();
-};
-
-// Latency and bottleneck bandwidth of the graph route between two GPUs.
-Path gpu_path(const topologies::Topology& topo, int a, int b) {
-  Path p;
-  auto gpus = topo.gpus();
-  for (auto e : topologies::shortest_route(topo, gpus[a], gpus[b])) {
-    p.latency_s += topo[e].latency_s;
-    p.bandwidth_Bps = std::min(p.bandwidth_Bps, topo[e].bandwidth_Bps);
-  }
-  return p;
-}
-
-sim::Hardware quiet_hardware(const topologies::Topology& topo) {
-  auto hw = sim::hardware_of(topo);
-  hw.gpu.collective_interference = 0;  // closed forms without interference
-  hw.gpu.dma_interference = 0;
-  return hw;
-}
-
-double optimizer_s(const sim::Hardware& hw, double params) {
-  return models::optimizer_update_time_s(params, models::adam_mixed_precision_cost(), hw.gpu.hbm_Bps, hw.gpu.hbm_Bps,
-                                         hw.gpu.peak_fp32_flops);
-}
-
-double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
-  double sum = 0;
-  for (const auto& op : t.ops)
-    sum += hw.gpu.compute_time_s(op.flops, 2048.0, t.model.hidden, t.model.hidden, models::Precision::Fp16);
-  return sum;
-}
-
-sim::SystemSettings system(workloads::SystemKind kind) {
-  sim::SystemSettings s;
-  s.kind = kind;
-  s.label = workloads::to_string(kind);
-  return s;
-}
-
-topologies::Topology star(int workers) {
-  topologies::LuwuStarParams p;
-  p.workers = workers;
-  return topologies::build_luwu_star(p);
-}
-
-}  // namespace
 
 TEST_CASE("compute only: one worker's iteration is the sum of its kernels plus the optimizer step") {
   auto topo = star(1);
@@ -76,7 +26,7 @@ TEST_CASE("compute only: one worker's iteration is the sum of its kernels plus t
   auto trace = synthetic_trace(6, 10'000'000, 3e12);
   for (auto kind : {workloads::SystemKind::Ddp, workloads::SystemKind::Zero3}) {
     auto r = sim::simulate_system(trace, topo, hw, system(kind), {});
-    double expected = compute_s(trace, hw) + optimizer_s(hw, 6 * 10e6);
+    double expected = compute_s(trace, hw) + gpu_optimizer_s(hw, 6 * 10e6);
     CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-9));
     CHECK(r.sent_bytes_per_worker == 0);
   }
@@ -86,19 +36,19 @@ TEST_CASE("communication only: DDP all-reduces each bucket in turn, ZeRO-3 gathe
   const int n = 4;
   auto topo = star(n);
   auto hw = quiet_hardware(topo);
-  Path hop = gpu_path(topo, 0, 1);
+  sim_test::Path hop = gpu_to_gpu(topo, 0, 1);
   const std::uint64_t params = 50'000'000;  // 100 MB of fp16 gradient: one 25 MB-bucket per layer
 
   auto ddp_trace = synthetic_trace(3, params, 0);
   auto ddp = sim::simulate_system(ddp_trace, topo, hw, system(workloads::SystemKind::Ddp), {});
   double ddp_expected = 3 * sim::ring_all_reduce_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps) +
-                        optimizer_s(hw, 3.0 * params);
+                        gpu_optimizer_s(hw, 3.0 * params);
   CHECK(ddp.iteration_time_s == doctest::Approx(ddp_expected).epsilon(1e-3));
 
   auto z3_trace = synthetic_trace(1, params, 0);
   auto z3 = sim::simulate_system(z3_trace, topo, hw, system(workloads::SystemKind::Zero3), {});
   double gather = sim::ring_all_gather_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps);
-  double z3_expected = 3 * gather + optimizer_s(hw, params / double(n));
+  double z3_expected = 3 * gather + gpu_optimizer_s(hw, params / double(n));
   CHECK(z3.iteration_time_s == doctest::Approx(z3_expected).epsilon(1e-3));
 }
 
@@ -106,19 +56,19 @@ TEST_CASE("perfect overlap: only the first layer's gather and the last gradient 
   const int n = 4;
   auto topo = star(n);
   auto hw = quiet_hardware(topo);
-  Path hop = gpu_path(topo, 0, 1);
+  sim_test::Path hop = gpu_to_gpu(topo, 0, 1);
   const std::uint64_t params = 20'000'000;  // 40 MB per layer: a few ms on the wire
   auto trace = synthetic_trace(8, params, 40e12);  // ~0.25 s of compute per op
 
   auto ddp = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Ddp), {});
   double ddp_expected = compute_s(trace, hw) +
                         sim::ring_all_reduce_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps) +
-                        optimizer_s(hw, 8.0 * params);
+                        gpu_optimizer_s(hw, 8.0 * params);
   CHECK(ddp.iteration_time_s == doctest::Approx(ddp_expected).epsilon(1e-3));
 
   auto z3 = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
   double collective = sim::ring_all_gather_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps);
-  double z3_expected = collective + compute_s(trace, hw) + collective + optimizer_s(hw, 8.0 * params / n);
+  double z3_expected = collective + compute_s(trace, hw) + collective + gpu_optimizer_s(hw, 8.0 * params / n);
   CHECK(z3.iteration_time_s == doctest::Approx(z3_expected).epsilon(1e-3));
   CHECK(z3.breakdown.exposed_communication_s == doctest::Approx(2 * collective).epsilon(1e-3));
 }
@@ -146,7 +96,7 @@ TEST_CASE("a collective kernel slows the compute it overlaps by the GPU's interf
   // Each all-gather / reduce-scatter of t seconds that runs under compute costs the compute
   // t x share / (1 - share) seconds extra.
   CHECK(noisy.breakdown.compute_s > calm.breakdown.compute_s);
-  Path hop = gpu_path(topo, 0, 1);
+  sim_test::Path hop = gpu_to_gpu(topo, 0, 1);
   double gather = sim::ring_all_gather_closed_form_s(n, 4e7, hop.latency_s, hop.bandwidth_Bps);
   // Hidden collectives: 15 gathers (all but the first) and 7 reduce-scatters (all but the last).
   double expected_extra = 22 * gather * (0.2 / 0.8);

@@ -1,0 +1,113 @@
+#pragma once
+// What the schedules' closed-form tests share: synthetic traces that isolate compute,
+// communication or overlap; the latency and bottleneck of graph routes; hardware without
+// interference; the optimizer and compute times the schedules should add up to.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "models/host.hpp"
+#include "models/optimizer_cost.hpp"
+#include "sim/hardware.hpp"
+#include "sim/system_settings.hpp"
+#include "topologies/builders.hpp"
+#include "topologies/routes.hpp"
+#include "workloads/model_catalog.hpp"
+#include "workloads/trace.hpp"
+
+namespace sim_test {
+
+using namespace luwu;
+
+// L transformer layers of `params` parameters each, fp16, `grad_accum` micro-batches; every op `flops`.
+inline workloads::Trace synthetic_trace(int layers, std::uint64_t params, double flops, int grad_accum = 1) {
+  using workloads::OpKind;
+  workloads::Trace t;
+  t.model = *workloads::find_catalog_model("gpt3-1.3b");
+  t.training.micro_batch = 1;
+  t.training.seq_len = 2048;
+  t.training.grad_accum = grad_accum;
+  for (int l = 0; l < layers; ++l) {
+    workloads::LayerInfo info;
+    info.name = "block_" + std::to_string(l);
+    info.params = info.params_used = params;
+    info.forward_flops = info.backward_flops = flops;
+    t.layers.push_back(info);
+  }
+  for (int m = 0; m < grad_accum; ++m) {
+    for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, m, flops, 2 * params, 0, 0, 0});
+    for (int l = layers - 1; l >= 0; --l) t.ops.push_back({OpKind::Backward, l, m, flops, 2 * params, 2 * params, 0, 0});
+  }
+  return t;
+}
+
+struct Path {
+  double latency_s = 0;
+  double bandwidth_Bps = std::numeric_limits<double>::infinity();
+  // A flow alone on the path (CM02, no window bound): latency + bytes / bottleneck, or / a rate cap.
+  double time_s(double bytes, double rate_cap_Bps = std::numeric_limits<double>::infinity()) const {
+    return latency_s + bytes / std::min(bandwidth_Bps, rate_cap_Bps);
+  }
+};
+
+// Latency and bottleneck bandwidth of the graph route between two vertices.
+inline Path path(const topologies::Topology& topo, topologies::Vertex a, topologies::Vertex b) {
+  Path p;
+  for (auto e : topologies::shortest_route(topo, a, b)) {
+    p.latency_s += topo[e].latency_s;
+    p.bandwidth_Bps = std::min(p.bandwidth_Bps, topo[e].bandwidth_Bps);
+  }
+  return p;
+}
+inline Path gpu_to_gpu(const topologies::Topology& topo, int a, int b) {
+  return path(topo, topo.gpus()[a], topo.gpus()[b]);
+}
+inline Path gpu_to_cpu(const topologies::Topology& topo, int rank) {
+  auto gpu = topo.gpus()[rank];
+  return path(topo, gpu, topo.cpu_of(gpu));
+}
+inline Path gpu_to_switch(const topologies::Topology& topo, int rank) {
+  return path(topo, topo.gpus()[rank], *topo.find_vertex("switch"));
+}
+
+inline topologies::Topology star(int workers) {
+  topologies::LuwuStarParams p;
+  p.workers = workers;
+  return topologies::build_luwu_star(p);
+}
+
+inline sim::Hardware quiet_hardware(const topologies::Topology& topo) {
+  auto hw = sim::hardware_of(topo);
+  hw.gpu.collective_interference = 0;  // closed forms without interference
+  hw.gpu.dma_interference = 0;
+  return hw;
+}
+
+inline double gpu_optimizer_s(const sim::Hardware& hw, double params) {
+  return models::optimizer_update_time_s(params, models::adam_mixed_precision_cost(), hw.gpu.hbm_Bps, hw.gpu.hbm_Bps,
+                                         hw.gpu.peak_fp32_flops);
+}
+
+// Adam on the CPU over `params` whose state is all in the worker server's DRAM.
+inline double cpu_optimizer_s(const sim::Hardware& hw, double params) {
+  return models::cpu_optimizer_step_times(hw.worker_host, params, models::adam_mixed_precision_cost(), {1, 0, 0})
+      .total_s;
+}
+
+// The kernels' undisturbed time, with the shapes sim/op_timing.hpp uses for transformer blocks.
+inline double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
+  double sum = 0;
+  for (const auto& op : t.ops)
+    sum += hw.gpu.compute_time_s(op.flops, 2048.0, t.model.hidden, t.model.hidden, models::Precision::Fp16);
+  return sum;
+}
+
+inline sim::SystemSettings system(workloads::SystemKind kind) {
+  sim::SystemSettings s;
+  s.kind = kind;
+  s.label = workloads::to_string(kind);
+  return s;
+}
+
+}  // namespace sim_test
