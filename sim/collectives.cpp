@@ -1,10 +1,13 @@
 #include "sim/collectives.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 namespace luwu::sim {
 namespace {
@@ -59,6 +62,56 @@ void ring_reduce_scatter(const CommGroup& group, int index, double buffer_bytes,
 void ring_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx) {
   const int n = group.size();
   ring_pass(group, index, 2 * (n - 1), buffer_bytes / n, ctx);
+}
+
+void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx,
+                     double chunk_bytes) {
+  const int n = group.size();
+  if (n <= 1 || buffer_bytes <= 0) return;
+  if (ctx.mode == CollectiveMode::Coarse) return ring_all_reduce(group, index, buffer_bytes, ctx);
+  const int chunks = static_cast<int>(std::ceil(buffer_bytes / chunk_bytes));
+  const double piece = buffer_bytes / chunks;
+  const int parent = index == 0 ? -1 : (index - 1) / 2;
+  std::vector<int> children;
+  for (int c : {2 * index + 1, 2 * index + 2})
+    if (c < n) children.push_back(c);
+  // One mailbox per tree edge and direction, so chunks from two children never mix.
+  auto up = [&](int child) { return simgrid::s4u::Mailbox::by_name(group.name + "#up#" + std::to_string(child)); };
+  auto down = [&](int child) { return simgrid::s4u::Mailbox::by_name(group.name + "#down#" + std::to_string(child)); };
+  auto* self = group.members[index];
+
+  // The root broadcasts chunk c as soon as it has reduced it: a semaphore hands chunks from the
+  // reducing actor (this one) to the broadcasting one.
+  auto reduced = simgrid::s4u::Semaphore::create(0);
+  auto broadcaster = simgrid::s4u::Actor::create(group.name + " broadcast", self, [&, chunks] {
+    std::vector<simgrid::s4u::CommPtr> sends;
+    for (int c = 0; c < chunks; ++c) {
+      if (parent < 0)
+        reduced->acquire();
+      else
+        down(index)->get<int>();
+      for (int child : children) {
+        sends.push_back(down(child)->put_async(&payload_token, whole_bytes(piece)));
+        ctx.traffic->record_flow(self, group.members[child], piece);
+      }
+    }
+    for (auto& send : sends) send->wait();
+  });
+  std::vector<simgrid::s4u::CommPtr> sends;
+  int* received = nullptr;
+  for (int c = 0; c < chunks; ++c) {
+    std::vector<simgrid::s4u::CommPtr> gets;  // both children's chunk c at once
+    for (int child : children) gets.push_back(up(child)->get_async<int>(&received));
+    for (auto& get : gets) get->wait();
+    if (parent < 0) {
+      reduced->release();
+      continue;
+    }
+    sends.push_back(up(index)->put_async(&payload_token, whole_bytes(piece)));
+    ctx.traffic->record_flow(self, group.members[parent], piece);
+  }
+  for (auto& send : sends) send->wait();
+  broadcaster->join();
 }
 
 void hierarchical_all_reduce(const CommGroup& local, int local_index, const CommGroup& cross, int cross_index,

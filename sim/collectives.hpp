@@ -38,6 +38,15 @@ void ring_all_gather(const CommGroup& group, int index, double buffer_bytes, con
 void ring_reduce_scatter(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
 void ring_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
 
+// Pipelined binary-tree all-reduce: rank i's parent is (i-1)/2.  The buffer moves in chunks of
+// at most `chunk_bytes` (NCCL's default staging buffer, NCCL_BUFFSIZE, is 4 MiB); each rank reduces
+// a chunk from its children and sends it up while the next arrives, and the root broadcasts each
+// reduced chunk back down the same way.  Coarse mode has no tree: it runs the ring all-reduce
+// (a tree with few chunks would misstate the pipeline, one with many is not coarse).
+constexpr double kTreeChunkBytes = 4.0 * 1024 * 1024;
+void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx,
+                     double chunk_bytes = kTreeChunkBytes);
+
 // Hierarchical: reduce-scatter inside the server (NVLink/NVSwitch), all-reduce of the shard across
 // servers among ranks with the same local index, all-gather inside the server.
 void hierarchical_all_reduce(const CommGroup& local, int local_index, const CommGroup& cross, int cross_index,

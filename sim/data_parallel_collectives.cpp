@@ -26,8 +26,10 @@ DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*
   // Hierarchical needs every server to hold the same number of ranks; otherwise use the ring.
   std::size_t per_server = ranks_of_server_.begin()->second.size();
   for (auto& [server, ranks] : ranks_of_server_)
-    if (ranks.size() != per_server) algorithm_ = CollectiveAlgorithm::Ring;
-  if (per_server == 1 || ranks_of_server_.size() == 1) algorithm_ = CollectiveAlgorithm::Ring;
+    if (ranks.size() != per_server && algorithm_ == CollectiveAlgorithm::Hierarchical)
+      algorithm_ = CollectiveAlgorithm::Ring;
+  if (algorithm_ == CollectiveAlgorithm::Hierarchical && (per_server == 1 || ranks_of_server_.size() == 1))
+    algorithm_ = CollectiveAlgorithm::Ring;
 }
 
 const CommGroup& DataParallelCollectives::group(const std::string& name, const std::vector<int>& ranks) {
@@ -54,19 +56,20 @@ const CommGroup& DataParallelCollectives::cross(const std::string& tag, int rank
 
 // In a cross group, a rank's index is its server's position; in a local group, its local index.
 void DataParallelCollectives::all_reduce(const std::string& tag, int rank, double bytes) {
+  if (algorithm_ == CollectiveAlgorithm::Tree) return tree_all_reduce(world(tag), rank, bytes, context_);
   if (algorithm_ == CollectiveAlgorithm::Ring) return ring_all_reduce(world(tag), rank, bytes, context_);
   hierarchical_all_reduce(local(tag, rank), local_index_[rank], cross(tag, rank),
                           cross_index_[rank], bytes, context_);
 }
 
 void DataParallelCollectives::all_gather(const std::string& tag, int rank, double bytes) {
-  if (algorithm_ == CollectiveAlgorithm::Ring) return ring_all_gather(world(tag), rank, bytes, context_);
+  if (algorithm_ != CollectiveAlgorithm::Hierarchical) return ring_all_gather(world(tag), rank, bytes, context_);
   hierarchical_all_gather(local(tag, rank), local_index_[rank], cross(tag, rank),
                           cross_index_[rank], bytes, context_);
 }
 
 void DataParallelCollectives::reduce_scatter(const std::string& tag, int rank, double bytes) {
-  if (algorithm_ == CollectiveAlgorithm::Ring) return ring_reduce_scatter(world(tag), rank, bytes, context_);
+  if (algorithm_ != CollectiveAlgorithm::Hierarchical) return ring_reduce_scatter(world(tag), rank, bytes, context_);
   hierarchical_reduce_scatter(local(tag, rank), local_index_[rank], cross(tag, rank),
                               cross_index_[rank], bytes, context_);
 }

@@ -13,7 +13,8 @@
 
 namespace luwu::sim {
 
-enum class CollectiveAlgorithm { Ring, Hierarchical };
+// Tree applies to all-reduce (NCCL's tree algorithm); all-gather and reduce-scatter stay rings.
+enum class CollectiveAlgorithm { Ring, Hierarchical, Tree };
 
 class DataParallelCollectives {
  public:

@@ -18,6 +18,11 @@ struct Hardware {
   std::optional<models::SwitchSpec> network_switch;  // rank 0's switch, when it aggregates
 };
 
+// Where a topology records the profiles its scenario defined or overrode (models::catalog_to_json):
+// builder_args[kProfileCatalogKey].  hardware_of resolves vertex profile names there first, so
+// the specs see the same numbers the topology's links were built from.
+inline constexpr const char* kProfileCatalogKey = "profile_catalog";
+
 // luwusim assumes one kind of GPU, worker server and NIC per cluster: rank 0's stand for all.
 Hardware hardware_of(const topologies::Topology& topology);
 

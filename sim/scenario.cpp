@@ -1,8 +1,12 @@
 #include "sim/scenario.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "common/units.hpp"
+#include "models/profile.hpp"
+#include "sim/hardware.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/json_format.hpp"
 #include "topologies/validate.hpp"
@@ -27,18 +31,107 @@ int int_arg(const JsonNode& c, const std::string& key, int dflt, int lo = 1, int
   return static_cast<int>(c.get_int(key, dflt, lo, hi));
 }
 
-void profile_args(const JsonNode& c, const std::vector<std::pair<std::string, std::string*>>& roles) {
+bool is_shipped(const std::string& name) {
+  const auto names = models::shipped_profile_names();
+  return std::binary_search(names.begin(), names.end(), name);
+}
+
+// "profiles": {"<role>": "<profile name>" | {inline profile}}.  An inline profile joins the
+// catalog under its "name", which the role then refers to.
+void profile_args(const JsonNode& c, const std::vector<std::pair<std::string, std::string*>>& roles,
+                  models::ProfileCatalog& catalog) {
   if (!c.has("profiles")) return;
   JsonNode p = c.at("profiles");
   std::vector<std::string> known;
   for (auto& [role, target] : roles) known.push_back(role);
   p.only_keys(known);
-  for (auto& [role, target] : roles)
-    if (p.has(role)) *target = p.at(role).as_string();
+  for (auto& [role, target] : roles) {
+    if (!p.has(role)) continue;
+    JsonNode entry = p.at(role);
+    if (!entry.is_object()) {
+      *target = entry.as_string();
+      continue;
+    }
+    models::Profile profile = models::profile_from_json(entry);
+    if (is_shipped(profile.name))
+      entry.at("name").fail("an inline profile cannot reuse the shipped profile name \"" + profile.name +
+                            "\": give it its own name, or change the shipped one's fields with \"overrides\"");
+    if (const auto* same = catalog.find(profile.name); same && models::profile_to_json(*same) != models::profile_to_json(profile))
+      entry.at("name").fail("another inline profile of this cluster is also named \"" + profile.name + "\"");
+    *target = profile.name;
+    catalog.add(std::move(profile));
+  }
 }
 
-topologies::Topology build_luwu_star(const JsonNode& c) {
-  c.only_keys({"topology", "workers", "network", "profiles", "optimizer_nics", "optimizer_ssds", "nvme_per_worker"});
+// "overrides": {"<profile name>": {"<field>": value, ...}, ...}: the named profile (inline, or
+// shipped) with those fields replaced joins the catalog, so every use of the name sees them.
+void apply_overrides(const JsonNode& c, models::ProfileCatalog& catalog) {
+  if (!c.has("overrides")) return;
+  JsonNode all = c.at("overrides");
+  all.expect_object();
+  for (const auto& name : all.keys()) {
+    JsonNode fields = all.at(name);
+    models::Profile profile;
+    if (const auto* own = catalog.find(name)) {
+      profile = *own;
+    } else if (is_shipped(name)) {
+      profile = models::find_profile(name);
+    } else {
+      std::vector<std::string> known = models::shipped_profile_names();
+      for (const auto& [own_name, own_profile] : catalog.profiles()) known.push_back(own_name);
+      const auto dot = name.rfind('.');
+      if (dot != std::string::npos && std::find(known.begin(), known.end(), name.substr(0, dot)) != known.end())
+        fields.fail("overrides are nested by profile: write {\"" + name.substr(0, dot) + "\": {\"" +
+                    name.substr(dot + 1) + "\": ...}}");
+      std::string hint = nearest_key(name, known);
+      fields.fail("unknown profile \"" + name + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
+                  "; overrides name a shipped profile (`luwusim profiles list`) or an inline one");
+    }
+    if (!fields.is_object()) fields.fail("expected an object {\"<field>\": value, ...} of the fields to override");
+    for (const auto& field : fields.keys()) models::override_field(profile, field, fields.at(field));
+    catalog.add(std::move(profile));
+  }
+}
+
+// An override of a profile the cluster does not use changes nothing: almost surely a mistake
+// (e.g. "tofino" for a dgx on "tofino2").
+void check_overrides_used(const JsonNode& c, const topologies::Topology& topo) {
+  if (!c.has("overrides")) return;
+  std::set<std::string> used;
+  for (auto [v, end] = boost::vertices(topo.graph); v != end; ++v) used.insert(topo[*v].profile);
+  for (auto e : topo.edges()) used.insert(topo[e].profile);
+  used.erase("");
+  JsonNode all = c.at("overrides");
+  for (const auto& name : all.keys()) {
+    if (used.count(name)) continue;
+    std::string list;
+    for (const auto& u : used) list += (list.empty() ? "" : ", ") + u;
+    all.at(name).fail("profile \"" + name + "\" is not used by this cluster (it uses " + list + ")");
+  }
+}
+
+// The catalog goes with the topology, for sim::hardware_of (sim/hardware.hpp).
+void record_catalog(topologies::Topology& topo, const models::ProfileCatalog& catalog) {
+  if (catalog.empty()) return;
+  if (!topo.builder_args.is_object()) topo.builder_args = Json::object();
+  topo.builder_args[kProfileCatalogKey] = models::catalog_to_json(catalog);
+}
+
+// Overrides apply, then the builder runs with the scenario's catalog installed: its profile
+// names resolve to the inline and overridden profiles.
+template <class Build>
+topologies::Topology build_with_catalog(const JsonNode& c, models::ProfileCatalog& catalog, Build build) {
+  apply_overrides(c, catalog);
+  models::ScopedProfileCatalog scope(catalog);
+  topologies::Topology topo = build();
+  check_overrides_used(c, topo);
+  record_catalog(topo, catalog);
+  return topo;
+}
+
+topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& catalog) {
+  c.only_keys({"topology", "workers", "network", "profiles", "optimizer_nics", "optimizer_ssds", "nvme_per_worker",
+               "overrides"});
   topologies::LuwuStarParams p;
   p.workers = int_arg(c, "workers", p.workers);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
@@ -47,13 +140,14 @@ topologies::Topology build_luwu_star(const JsonNode& c) {
   p.nvme_per_worker = int_arg(c, "nvme_per_worker", p.nvme_per_worker, 0);
   profile_args(c, {{"gpu", &p.gpu_profile}, {"pcie", &p.pcie_profile}, {"nic", &p.nic_profile},
                    {"switch", &p.switch_profile}, {"host", &p.host_profile}, {"ssd", &p.ssd_profile},
-                   {"optimizer_nic", &p.optimizer_nic_profile}});
-  return topologies::build_luwu_star(p);
+                   {"optimizer_nic", &p.optimizer_nic_profile}},
+               catalog);
+  return build_with_catalog(c, catalog, [&] { return topologies::build_luwu_star(p); });
 }
 
-topologies::Topology build_dgx(const JsonNode& c) {
+topologies::Topology build_dgx(const JsonNode& c, models::ProfileCatalog& catalog) {
   c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
-               "network", "profiles"});
+               "network", "profiles", "overrides"});
   topologies::DgxParams p;
   p.servers = int_arg(c, "servers", p.servers);
   p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server);
@@ -63,13 +157,14 @@ topologies::Topology build_dgx(const JsonNode& c) {
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   profile_args(c, {{"gpu", &p.gpu_profile}, {"nvlink", &p.nvlink_profile}, {"pcie", &p.pcie_profile},
                    {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
-                   {"ssd", &p.ssd_profile}});
-  return topologies::build_dgx(p);
+                   {"ssd", &p.ssd_profile}},
+               catalog);
+  return build_with_catalog(c, catalog, [&] { return topologies::build_dgx(p); });
 }
 
-topologies::Topology build_fat_tree(const JsonNode& c) {
+topologies::Topology build_fat_tree(const JsonNode& c, models::ProfileCatalog& catalog) {
   c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
-               "tiers", "leaf_down_ports", "oversubscription", "network", "profiles"});
+               "tiers", "leaf_down_ports", "oversubscription", "network", "profiles", "overrides"});
   topologies::FatTreeParams p;
   p.servers = int_arg(c, "servers", p.servers);
   p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server);
@@ -82,8 +177,9 @@ topologies::Topology build_fat_tree(const JsonNode& c) {
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   profile_args(c, {{"gpu", &p.gpu_profile}, {"nvlink", &p.nvlink_profile}, {"pcie", &p.pcie_profile},
                    {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
-                   {"ssd", &p.ssd_profile}});
-  return topologies::build_fat_tree(p);
+                   {"ssd", &p.ssd_profile}},
+               catalog);
+  return build_with_catalog(c, catalog, [&] { return topologies::build_fat_tree(p); });
 }
 
 }  // namespace
@@ -91,20 +187,30 @@ topologies::Topology build_fat_tree(const JsonNode& c) {
 topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::string& scenario_dir) {
   c.expect_object();
   if (c.has("topology_file")) {
-    c.only_keys({"topology_file"});
+    c.only_keys({"topology_file", "overrides"});
     std::filesystem::path path = c.at("topology_file").as_string();
     if (path.is_relative() && !scenario_dir.empty()) path = std::filesystem::path(scenario_dir) / path;
     auto topo = topologies::load_topology(path.string());
     topologies::validate_topology(topo, path.string());
+    // The file's links carry their own numbers; overrides reach what the simulator reads from
+    // profiles (sim/hardware.hpp), on top of any catalog the file recorded.
+    models::ProfileCatalog catalog;
+    if (topo.builder_args.is_object() && topo.builder_args.contains(kProfileCatalogKey))
+      catalog = models::catalog_from_json(JsonNode(topo.builder_args.at(kProfileCatalogKey), path.string(),
+                                                   std::string("$.builder_args.") + kProfileCatalogKey));
+    apply_overrides(c, catalog);
+    check_overrides_used(c, topo);
+    record_catalog(topo, catalog);
     return topo;
   }
   const std::string kind = c.at("topology").as_string();
   // Builders reject impossible parameters with std::invalid_argument: report them at the cluster.
   try {
     topologies::Topology topo;
-    if (kind == "luwu-star") topo = build_luwu_star(c);
-    else if (kind == "dgx") topo = build_dgx(c);
-    else if (kind == "fat-tree") topo = build_fat_tree(c);
+    models::ProfileCatalog catalog;
+    if (kind == "luwu-star") topo = build_luwu_star(c, catalog);
+    else if (kind == "dgx") topo = build_dgx(c, catalog);
+    else if (kind == "fat-tree") topo = build_fat_tree(c, catalog);
     else c.at("topology").fail("unknown topology builder \"" + kind + "\" (expected luwu-star, dgx or fat-tree)");
     topologies::validate_topology(topo, c.file());
     return topo;

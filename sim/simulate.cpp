@@ -25,7 +25,9 @@ namespace {
 using workloads::SystemKind;
 
 CollectiveAlgorithm algorithm_of(const SystemSettings& s) {
-  return s.collective_algorithm == "ring" ? CollectiveAlgorithm::Ring : CollectiveAlgorithm::Hierarchical;
+  if (s.collective_algorithm == "ring") return CollectiveAlgorithm::Ring;
+  if (s.collective_algorithm == "tree") return CollectiveAlgorithm::Tree;
+  return CollectiveAlgorithm::Hierarchical;  // "auto" and "hierarchical": a ring when servers hold one GPU
 }
 
 // Runs inside the simulation process: the engine, the platform, one actor per rank.

@@ -18,7 +18,8 @@ struct SystemSettings {
   // ZeRO-3 family: layers whose parameters are all-gathered ahead of the compute stream.  1 =
   // "prefetch layer l+1 while layer l computes" (DeepSpeed's prefetch, ZeRO-3 paper section 7).
   int prefetch_layers = 1;
-  // Collective algorithm: "auto" = hierarchical when servers hold several GPUs, ring otherwise.
+  // Collective algorithm: "auto" = hierarchical when servers hold several GPUs, ring otherwise;
+  // "ring", "hierarchical", or "tree" (a pipelined binary tree for all-reduce, rings otherwise).
   std::string collective_algorithm = "auto";
 
   // ZeRO-Infinity: where parameters and optimizer state live, "nvme" or "dram" (DeepSpeed's
@@ -95,8 +96,9 @@ inline SystemSettings system_settings_from_json(const JsonNode& node) {
   if (node.has("bucket_bytes")) s.bucket_bytes = node.at("bucket_bytes").as_positive();
   s.prefetch_layers = static_cast<int>(node.get_int("prefetch_layers", s.prefetch_layers, 0, 1000));
   s.collective_algorithm = node.get_string("collective_algorithm", s.collective_algorithm);
-  if (s.collective_algorithm != "auto" && s.collective_algorithm != "ring" && s.collective_algorithm != "hierarchical")
-    node.at("collective_algorithm").fail("expected \"auto\", \"ring\" or \"hierarchical\"");
+  if (s.collective_algorithm != "auto" && s.collective_algorithm != "ring" && s.collective_algorithm != "hierarchical" &&
+      s.collective_algorithm != "tree")
+    node.at("collective_algorithm").fail("expected \"auto\", \"ring\", \"hierarchical\" or \"tree\"");
   s.offload = node.get_string("offload", s.offload);
   if (s.offload != "nvme" && s.offload != "dram") node.at("offload").fail("expected \"nvme\" or \"dram\"");
   if (node.has("optimizer_chunk_params")) s.optimizer_chunk_params = node.at("optimizer_chunk_params").as_positive();

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,9 @@ double simulate_on_star(int n, double bytes, double a, double b, CollectiveMode 
     for (int i = 0; i < n; ++i)
       sg::Actor::create("rank" + std::to_string(i), hosts[i], [=] { collective(group, i, bytes, ctx); });
     engine->run();
-    return std::to_string(sg::Engine::get_clock());
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", sg::Engine::get_clock());  // every digit
+    return std::string(text);
   });
   REQUIRE(result.ok);
   return std::stod(result.output);
@@ -65,8 +68,8 @@ TEST_CASE("ring all-gather and reduce-scatter match (N-1)(a + S/(N B))") {
   const double a = 5e-6, b = 25e9;
   for (int n : {3, 8, 32}) {
     double expected = (n - 1) * (a + 256e6 / (n * b));
-    CHECK(simulate_on_star(n, 256e6, a, b, CollectiveMode::Detailed, ring_all_gather) == doctest::Approx(expected).epsilon(0.02));
-    CHECK(simulate_on_star(n, 256e6, a, b, CollectiveMode::Detailed, ring_reduce_scatter) == doctest::Approx(expected).epsilon(0.02));
+    CHECK(simulate_on_star(n, 256e6, a, b, CollectiveMode::Detailed, ring_all_gather) == doctest::Approx(expected).epsilon(0.02).scale(0));
+    CHECK(simulate_on_star(n, 256e6, a, b, CollectiveMode::Detailed, ring_reduce_scatter) == doctest::Approx(expected).epsilon(0.02).scale(0));
   }
 }
 
@@ -81,4 +84,32 @@ TEST_CASE("coarse mode agrees with detailed mode within 5%") {
       CHECK(std::fabs(coarse / detailed - 1) < 0.05);
     }
   }
+}
+
+TEST_CASE("tree all-reduce: one level reduces and broadcasts at once, chunk by chunk") {
+  // C chunks of p = S / C (4 MiB at most).  Reduce and broadcast use opposite directions of each
+  // link, so they overlap; a flow alone takes a + p / B.
+  // n = 2: the root receives chunk c and sends it back at once: (C + 1)(a + p / B).
+  // n = 3: the root's downlink carries both children's chunk c at once (B / 2 each), so a chunk
+  //        pair takes a + 2 p / B, and the last chunk's broadcast (two flows on the root's uplink)
+  //        adds one more: (C + 1)(a + 2 p / B).
+  const double a = 2e-6, b = 12.5e9, s = 256e6;
+  const int chunks = static_cast<int>(std::ceil(s / kTreeChunkBytes));
+  const double p = s / chunks;
+  auto tree = [](const CommGroup& g, int i, double bytes, const CollectiveContext& c) { tree_all_reduce(g, i, bytes, c); };
+  CHECK(simulate_on_star(2, s, a, b, CollectiveMode::Detailed, tree) ==
+        doctest::Approx((chunks + 1) * (a + p / b)).epsilon(1e-6).scale(0));
+  CHECK(simulate_on_star(3, s, a, b, CollectiveMode::Detailed, tree) ==
+        doctest::Approx((chunks + 1) * (a + 2 * p / b)).epsilon(1e-6).scale(0));
+}
+
+TEST_CASE("tree all-reduce: deeper trees pipeline between the link-load bound and store-and-forward") {
+  // 15 ranks: a full tree of 4 levels.  Every interior rank's link carries, each way, 3 chunk
+  // flows per chunk (two children and the parent), so T >= 3 S / B; without pipelining, each of
+  // the 3 levels below the root would add its 2 S / B going up and again coming down.
+  const double a = 2e-6, b = 12.5e9, s = 512e6;
+  auto tree = [](const CommGroup& g, int i, double bytes, const CollectiveContext& c) { tree_all_reduce(g, i, bytes, c); };
+  double t = simulate_on_star(15, s, a, b, CollectiveMode::Detailed, tree);
+  CHECK(t >= 3 * s / b);
+  CHECK(t < 2 * 3 * 2 * s / b);
 }

@@ -37,12 +37,12 @@ TEST_CASE("luwu: the optimizer node's link carries 2 x P x 2 B down per micro-ba
   REQUIRE(r.feasible);
   const double params = layers * p;
   // Down: every layer's fp16 parameters for forward and again for backward, each micro-batch.
-  CHECK(link_bytes(r, "optnode-nic0--switch_UP") == doctest::Approx(micro_batches * 2 * params * 2));
+  CHECK(link_bytes(r, "optnode-nic0--switch_UP") == doctest::Approx(micro_batches * 2 * params * 2).scale(0));
   // Up: one aggregated gradient per micro-batch, 32-bit fixed point (aggregation_element_bytes 4).
-  CHECK(link_bytes(r, "optnode-nic0--switch_DOWN") == doctest::Approx(micro_batches * params * 4));
+  CHECK(link_bytes(r, "optnode-nic0--switch_DOWN") == doctest::Approx(micro_batches * params * 4).scale(0));
   // Every worker receives the same parameters and sends its own gradient.
-  CHECK(r.received_bytes_per_worker == doctest::Approx(micro_batches * 2 * params * 2));
-  CHECK(r.sent_bytes_per_worker == doctest::Approx(micro_batches * params * 4));
+  CHECK(r.received_bytes_per_worker == doctest::Approx(micro_batches * 2 * params * 2).scale(0));
+  CHECK(r.sent_bytes_per_worker == doctest::Approx(micro_batches * params * 4).scale(0));
 }
 
 TEST_CASE("luwu: no collective kernels run on the GPUs, so collective interference costs nothing") {
@@ -57,8 +57,8 @@ TEST_CASE("luwu: no collective kernels run on the GPUs, so collective interferen
   double undisturbed = 0;
   for (const auto& op : trace.ops)
     undisturbed += hw.gpu.compute_time_s(op.flops, 2048.0, trace.model.hidden, trace.model.hidden, models::Precision::Fp16);
-  CHECK(a.breakdown.compute_s == doctest::Approx(undisturbed).epsilon(1e-9));
-  CHECK(b.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(1e-12));
+  CHECK(a.breakdown.compute_s == doctest::Approx(undisturbed).epsilon(1e-9).scale(0));
+  CHECK(b.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(1e-12).scale(0));
 }
 
 TEST_CASE("luwu: state beyond the optimizer node's DRAM streams from its SSDs and back, once per step") {
@@ -76,8 +76,8 @@ TEST_CASE("luwu: state beyond the optimizer node's DRAM streams from its SSDs an
     read += storage(r, "optnode-ssd" + std::to_string(j) + ":read");
     written += storage(r, "optnode-ssd" + std::to_string(j) + ":write");
   }
-  CHECK(read == doctest::Approx(params * 9));  // the other three quarters of 12 B/param
-  CHECK(written == doctest::Approx(params * 9));
+  CHECK(read == doctest::Approx(params * 9).scale(0));  // the other three quarters of 12 B/param
+  CHECK(written == doctest::Approx(params * 9).scale(0));
 }
 
 TEST_CASE("luwu: the update pipelines behind backward; only the last layer's update is exposed") {
@@ -116,12 +116,12 @@ TEST_CASE("zero-infinity: per worker, NVMe and PCIe traffic follow from its stat
     const std::string nvme = "nvme" + std::to_string(w) + "-0";
     // Reads: the fp16 parameter shard for forward and again for backward (2 x 2P/N), and the
     // fp32 master, m, v of the shard (12P/N).  Writes: the state and the fp16 parameters (14P/N).
-    CHECK(storage(r, nvme + ":read") == doctest::Approx(2 * 2 * params / n + 12 * params / n));
-    CHECK(storage(r, nvme + ":write") == doctest::Approx(14 * params / n));
+    CHECK(storage(r, nvme + ":read") == doctest::Approx(2 * 2 * params / n + 12 * params / n).scale(0));
+    CHECK(storage(r, nvme + ":write") == doctest::Approx(14 * params / n).scale(0));
     // PCIe between the host and the GPU: the parameter shards up, the gradient shard down.
     const std::string pcie = "pcie" + std::to_string(w) + "-0--cpu" + std::to_string(w);
-    CHECK(link_bytes(r, pcie + "_DOWN") == doctest::Approx(2 * 2 * params / n));
-    CHECK(link_bytes(r, pcie + "_UP") == doctest::Approx(2 * params / n));
+    CHECK(link_bytes(r, pcie + "_DOWN") == doctest::Approx(2 * 2 * params / n).scale(0));
+    CHECK(link_bytes(r, pcie + "_UP") == doctest::Approx(2 * params / n).scale(0));
   }
   // The optimizer step streams 26P/N bytes through each worker's one NVMe: at least its writes.
   CHECK(r.breakdown.exposed_optimizer_s >= 14 * params / n / hw.worker_host.ssds->write_Bps());

@@ -63,10 +63,10 @@ TEST_CASE("ZeRO-Offload moves 4 bytes per parameter over PCIe per step, summed o
     double total = 0;
     for (int w = 0; w < n; ++w) {
       double per_gpu = link_bytes_both_ways(r, cpu_pcie_link(topo, w));
-      CHECK(per_gpu == doctest::Approx(4.0 * 4 * params / n).epsilon(1e-9));
+      CHECK(per_gpu == doctest::Approx(4.0 * 4 * params / n).epsilon(1e-9).scale(0));
       total += per_gpu;
     }
-    CHECK(total == doctest::Approx(4.0 * 4 * params).epsilon(1e-9));
+    CHECK(total == doctest::Approx(4.0 * 4 * params).epsilon(1e-9).scale(0));
   }
 }
 
@@ -80,11 +80,11 @@ TEST_CASE("ZeRO-Offload compute only: kernels, then the gradient down, the CPU s
   const double P = 6.0 * params;
   Path pcie = gpu_to_cpu(topo, 0);
   double expected = compute_s(trace, hw) + pcie.time_s(2 * P) + cpu_optimizer_s(hw, P) + pcie.time_s(2 * P);
-  CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-9).scale(0));
   CHECK(r.sent_bytes_per_worker == 0);  // network bytes: none with one worker
-  CHECK(link_bytes_both_ways(r, cpu_pcie_link(topo, 0)) == doctest::Approx(4 * P).epsilon(1e-12));
-  CHECK(r.breakdown.exposed_optimizer_s == doctest::Approx(cpu_optimizer_s(hw, P)).epsilon(1e-9));
-  CHECK(r.breakdown.io_stall_s == doctest::Approx(2 * pcie.time_s(2 * P)).epsilon(1e-9));
+  CHECK(link_bytes_both_ways(r, cpu_pcie_link(topo, 0)) == doctest::Approx(4 * P).epsilon(1e-12).scale(0));
+  CHECK(r.breakdown.exposed_optimizer_s == doctest::Approx(cpu_optimizer_s(hw, P)).epsilon(1e-9).scale(0));
+  CHECK(r.breakdown.io_stall_s == doctest::Approx(2 * pcie.time_s(2 * P)).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("ZeRO-Offload communication only: reduce-scatter, shard down, CPU step, shard up, all-gather") {
@@ -100,11 +100,11 @@ TEST_CASE("ZeRO-Offload communication only: reduce-scatter, shard down, CPU step
   const double collective = sim::ring_all_gather_closed_form_s(n, 2 * P, hop.latency_s, hop.bandwidth_Bps);
   double expected = collective + pcie.time_s(2 * P / n) + cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n) +
                     collective;
-  CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-3));
-  CHECK(r.breakdown.exposed_communication_s == doctest::Approx(2 * collective).epsilon(1e-3));
+  CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-3).scale(0));
+  CHECK(r.breakdown.exposed_communication_s == doctest::Approx(2 * collective).epsilon(1e-3).scale(0));
   // Network: a reduce-scatter and an all-gather each send (N-1)/N x 2P per worker (ZeRO paper,
   // section 7: ZeRO-2 moves as much as DDP).
-  CHECK(r.sent_bytes_per_worker == doctest::Approx(2.0 * (n - 1) / n * 2 * P).epsilon(1e-9));
+  CHECK(r.sent_bytes_per_worker == doctest::Approx(2.0 * (n - 1) / n * 2 * P).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("ZeRO-Offload delayed parameter update hides the CPU step when compute is longer") {
@@ -123,10 +123,10 @@ TEST_CASE("ZeRO-Offload delayed parameter update hides the CPU step when compute
   auto delayed = sim::simulate_system(trace, topo, hw, settings, {});
   // The previous step's CPU update and copy back run under the kernels; only this step's
   // gradient copy to the CPU is left after backward.
-  CHECK(delayed.iteration_time_s == doctest::Approx(compute + pcie.time_s(2 * P)).epsilon(1e-9));
-  CHECK(delayed.breakdown.exposed_optimizer_s == doctest::Approx(0).epsilon(1e-12));
+  CHECK(delayed.iteration_time_s == doctest::Approx(compute + pcie.time_s(2 * P)).epsilon(1e-9).scale(0));
+  CHECK(delayed.breakdown.exposed_optimizer_s == 0.0);
   CHECK(plain.iteration_time_s - delayed.iteration_time_s ==
-        doctest::Approx(cpu_optimizer_s(hw, P) + pcie.time_s(2 * P)).epsilon(1e-9));
+        doctest::Approx(cpu_optimizer_s(hw, P) + pcie.time_s(2 * P)).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("ZeRO-Offload delayed parameter update: the iteration waits for the longer of compute and the update") {
@@ -202,21 +202,21 @@ TEST_CASE("SwitchML aggregates at min(line rate, window / RTT): few slots are wi
   REQUIRE(sw.aggregation_packets_per_s * payload / n > line);
 
   const double window_rate = 8 * payload / rtt;
-  CHECK(switchml_rate_Bps(few, rtt, n) == doctest::Approx(window_rate));
-  CHECK(switchml_rate_Bps(many, rtt, n) == doctest::Approx(line));
+  CHECK(switchml_rate_Bps(few, rtt, n) == doctest::Approx(window_rate).scale(0));
+  CHECK(switchml_rate_Bps(many, rtt, n) == doctest::Approx(line).scale(0));
 
   auto r_few = sim::simulate_system(trace, topo, few, settings, {});
   auto r_many = sim::simulate_system(trace, topo, many, settings, {});
   const int chunks = settings.pipeline_chunks;
-  CHECK(r_few.iteration_time_s == doctest::Approx(switchml_step_s(few, to_switch, 2 * P, chunks, 2, window_rate, P)).epsilon(1e-6));
-  CHECK(r_many.iteration_time_s == doctest::Approx(switchml_step_s(many, to_switch, 2 * P, chunks, 2, line, P)).epsilon(1e-6));
+  CHECK(r_few.iteration_time_s == doctest::Approx(switchml_step_s(few, to_switch, 2 * P, chunks, 2, window_rate, P)).epsilon(1e-6).scale(0));
+  CHECK(r_many.iteration_time_s == doctest::Approx(switchml_step_s(many, to_switch, 2 * P, chunks, 2, line, P)).epsilon(1e-6).scale(0));
 
   // Window-bound: twice the slots, half the wire time; line-bound: more slots change nothing.
   auto r_16 = sim::simulate_system(trace, topo, with_slots(16), settings, {});
   auto r_2m = sim::simulate_system(trace, topo, with_slots(2e6), settings, {});
   const double fixed = (chunks + 1) * to_switch.latency_s + gpu_optimizer_s(few, P);
-  CHECK((r_16.iteration_time_s - fixed) / (r_few.iteration_time_s - fixed) == doctest::Approx(0.5).epsilon(1e-6));
-  CHECK(r_2m.iteration_time_s == doctest::Approx(r_many.iteration_time_s).epsilon(1e-12));
+  CHECK((r_16.iteration_time_s - fixed) / (r_few.iteration_time_s - fixed) == doctest::Approx(0.5).epsilon(1e-6).scale(0));
+  CHECK(r_2m.iteration_time_s == doctest::Approx(r_many.iteration_time_s).epsilon(1e-12).scale(0));
 }
 
 TEST_CASE("SwitchML with the Tofino profile: throughput from its own slots, payload and the NIC") {
@@ -231,7 +231,7 @@ TEST_CASE("SwitchML with the Tofino profile: throughput from its own slots, payl
   const double rate = switchml_rate_Bps(hw, 2 * to_switch.latency_s, n);
   auto r = sim::simulate_system(trace, topo, hw, settings, {});
   CHECK(r.iteration_time_s ==
-        doctest::Approx(switchml_step_s(hw, to_switch, 2 * P, settings.pipeline_chunks, 2, rate, P)).epsilon(1e-6));
+        doctest::Approx(switchml_step_s(hw, to_switch, 2 * P, settings.pipeline_chunks, 2, rate, P)).epsilon(1e-6).scale(0));
 }
 
 TEST_CASE("SwitchML: each worker sends one gradient up and receives one aggregate, at the wire element size") {
@@ -245,13 +245,13 @@ TEST_CASE("SwitchML: each worker sends one gradient up and receives one aggregat
     auto settings = system(SystemKind::SwitchMl);
     settings.aggregation_element_bytes = element_bytes;
     auto r = sim::simulate_system(trace, topo, hw, settings, {});
-    CHECK(r.sent_bytes_per_worker == doctest::Approx(gradient * element_bytes / 2).epsilon(1e-9));
-    CHECK(r.received_bytes_per_worker == doctest::Approx(gradient * element_bytes / 2).epsilon(1e-9));
+    CHECK(r.sent_bytes_per_worker == doctest::Approx(gradient * element_bytes / 2).epsilon(1e-9).scale(0));
+    CHECK(r.received_bytes_per_worker == doctest::Approx(gradient * element_bytes / 2).epsilon(1e-9).scale(0));
   }
   // Against DDP's ring, 2 (N-1)/N x 2P per worker: SwitchML's 32-bit wire carries 8/7 of it at N = 8.
   auto ddp = sim::simulate_system(trace, topo, hw, system(SystemKind::Ddp), {});
   auto switchml = sim::simulate_system(trace, topo, hw, system(SystemKind::SwitchMl), {});
-  CHECK(switchml.sent_bytes_per_worker / ddp.sent_bytes_per_worker == doctest::Approx(8.0 / 7).epsilon(1e-9));
+  CHECK(switchml.sent_bytes_per_worker / ddp.sent_bytes_per_worker == doctest::Approx(8.0 / 7).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("SwitchML of GPT-3 175B on 8 x A100-40GB is infeasible, with a reason, not a crash") {
