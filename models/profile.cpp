@@ -1,6 +1,7 @@
 // Loading hardware profiles: strict validation, conversion to base units.
 #include "models/profile.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <algorithm>
@@ -158,7 +159,43 @@ std::vector<std::string> shipped_profile_names() {
   return names;
 }
 
+namespace {
+thread_local const ProfileCatalog* installed_catalog = nullptr;
+}  // namespace
+
+Profile ProfileCatalog::resolve(const std::string& name_or_path) const {
+  if (const Profile* own = find(name_or_path)) return *own;
+  return find_profile(name_or_path);
+}
+
+luwu::Json catalog_to_json(const ProfileCatalog& catalog) {
+  Json out = Json::object();
+  for (const auto& [name, profile] : catalog.profiles()) out[name] = profile_to_json(profile);
+  return out;
+}
+
+ProfileCatalog catalog_from_json(const JsonNode& node) {
+  ProfileCatalog catalog;
+  for (const auto& key : node.keys()) {
+    JsonNode entry = node.at(key);
+    Profile profile = profile_from_json(entry);
+    if (profile.name != key) entry.at("name").fail("the profile is listed as \"" + key + "\" but named \"" + profile.name + "\"");
+    catalog.add(std::move(profile));
+  }
+  return catalog;
+}
+
+ScopedProfileCatalog::ScopedProfileCatalog(const ProfileCatalog& catalog) : previous_(installed_catalog) {
+  installed_catalog = &catalog;
+}
+
+ScopedProfileCatalog::~ScopedProfileCatalog() { installed_catalog = previous_; }
+
+const ProfileCatalog* active_profile_catalog() { return installed_catalog; }
+
 Profile find_profile(const std::string& name_or_path) {
+  if (installed_catalog)
+    if (const Profile* own = installed_catalog->find(name_or_path)) return *own;
   bool is_path = name_or_path.find('/') != std::string::npos ||
                  (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
   if (is_path) return load_profile_file(name_or_path);
@@ -188,6 +225,50 @@ void apply_override(Profile& profile, const std::string& field, double value_in_
   f.unit = spec->range == FieldRange::Flag ? "boolean" : dim_name(spec->dim);
   f.source = source;
   f.assumption = false;
+}
+
+void override_field(Profile& profile, const std::string& field, const JsonNode& value) {
+  const KindSpec* kind = find_kind(profile.kind);
+  if (!kind) value.fail("profile \"" + profile.name + "\" has unknown kind \"" + profile.kind + "\"");
+  const FieldSpec* spec = find_field(*kind, field);
+  if (!spec) {
+    std::string hint = nearest_key(field, field_names(*kind));
+    value.fail("unknown field \"" + field + "\" for profile \"" + profile.name + "\" (kind " + profile.kind + ")" +
+               (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+  }
+  double base = 0;
+  if (spec->range == FieldRange::Flag) {
+    if (!value.raw().is_boolean()) value.fail("field \"" + field + "\" is a flag: expected true or false");
+    base = value.as_bool() ? 1 : 0;
+  } else if (value.is_number()) {
+    base = value.as_number();
+  } else if (value.is_string()) {
+    const std::string text = value.as_string();
+    std::size_t pos = 0;
+    double number = 0;
+    try {
+      number = std::stod(text, &pos);
+    } catch (const std::exception&) {
+      value.fail("expected a number, or a number with a unit of " + dim_name(spec->dim) + ", found \"" + text + "\"");
+    }
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+    const std::string unit = text.substr(pos);
+    units::Dim dim;
+    double to_base = 1;
+    if (unit.empty()) value.fail("\"" + text + "\" has no unit: write a bare JSON number (in " + dim_name(spec->dim) + ") or add a unit");
+    if (!profile_unit(unit, dim, to_base)) value.fail("unknown unit \"" + unit + "\"");
+    if (dim != spec->dim)
+      value.fail("unit \"" + unit + "\" has dimension " + dim_name(dim) + ", but field \"" + field + "\" needs " +
+                 dim_name(spec->dim));
+    base = number * to_base;
+  } else {
+    value.fail(std::string("expected a number or a number with a unit, found ") + value.raw().type_name());
+  }
+  try {
+    apply_override(profile, field, base, "override at " + value.file() + " " + value.path());
+  } catch (const std::invalid_argument& e) {
+    value.fail(e.what() + (", found " + value.raw().dump()));
+  }
 }
 
 luwu::Json profile_to_json(const Profile& profile) {

@@ -44,6 +44,52 @@ struct Profile {
   bool has(const std::string& field) const;
 };
 
+// A scenario's own profiles, by name: its inline profiles and shipped profiles whose fields it
+// overrides (sim/scenario.hpp).  Explicit data: whoever holds one resolves names with resolve();
+// the topology records it (topologies: builder_args "profile_catalog", see catalog_to_json) so the
+// simulator's hardware specs see the same numbers as the builder's links.
+class ProfileCatalog {
+ public:
+  // Adds or replaces the profile of that name.
+  void add(Profile profile) { profiles_[profile.name] = std::move(profile); }
+  // The catalog's profile of that name, or nullptr.
+  const Profile* find(const std::string& name) const {
+    auto it = profiles_.find(name);
+    return it == profiles_.end() ? nullptr : &it->second;
+  }
+  // The catalog's profile, else find_profile(name_or_path).
+  Profile resolve(const std::string& name_or_path) const;
+  bool empty() const { return profiles_.empty(); }
+  const std::map<std::string, Profile>& profiles() const { return profiles_; }
+
+ private:
+  std::map<std::string, Profile> profiles_;  // sorted: the JSON form is deterministic
+};
+
+// {"<name>": profile_to_json(profile), ...}; catalog_from_json reads it back (strictly validated,
+// errors naming node.file() and paths below node.path()).  Values round-trip exactly.
+luwu::Json catalog_to_json(const ProfileCatalog& catalog);
+ProfileCatalog catalog_from_json(const luwu::JsonNode& node);
+
+// Makes find_profile() consult `catalog` first, on the calling thread, for the guard's lifetime;
+// guards nest (the innermost wins, the previous one is restored).  This is the one piece of
+// scoped state: the topology builders take profile names (topologies/builders.hpp) and resolve
+// them through find_profile, so a scenario installs its catalog around building its topology.
+// Nothing else needs it: the simulator resolves names with the catalog the topology records.
+class ScopedProfileCatalog {
+ public:
+  explicit ScopedProfileCatalog(const ProfileCatalog& catalog);
+  ~ScopedProfileCatalog();
+  ScopedProfileCatalog(const ScopedProfileCatalog&) = delete;
+  ScopedProfileCatalog& operator=(const ScopedProfileCatalog&) = delete;
+
+ private:
+  const ProfileCatalog* previous_;
+};
+
+// The catalog installed on this thread, or nullptr.
+const ProfileCatalog* active_profile_catalog();
+
 // Loads and strictly validates a profile file.  InputError(file, json path, what) on any problem.
 Profile load_profile_file(const std::string& path);
 
@@ -53,6 +99,7 @@ Profile profile_from_json(const luwu::JsonNode& node);
 
 // A shipped profile by name ("a100-40gb-sxm"), or a path to a .json file (anything containing '/'
 // or ending in ".json").  An unknown name is an InputError that suggests the nearest shipped one.
+// While a ScopedProfileCatalog is installed, a name in its catalog resolves to the catalog's profile.
 Profile find_profile(const std::string& name_or_path);
 
 // Names of the shipped profiles (file stems in profiles_dir()), sorted.
@@ -67,6 +114,14 @@ std::string profiles_dir();
 // is marked as not coming from the profile.
 void apply_override(Profile& profile, const std::string& field, double value_in_base_units,
                     const std::string& source = "override");
+
+// A scenario's override of one field, given as JSON at `value` (its path names the field): a
+// number with a unit ("7GB/s", "2 us"; the unit must have the field's dimension), a bare number in
+// the base unit of the field's dimension (B, B/s, s, FLOP/s, count, fraction, Hz, pkt/s: what
+// `luwusim profiles show` prints), or true/false for a flag.  An unknown field (the nearest known
+// one is suggested), a wrong dimension or a value out of range is an InputError naming
+// value.file() and value.path().  The field's source becomes "override at <file> <path>".
+void override_field(Profile& profile, const std::string& field, const luwu::JsonNode& value);
 
 // Serialises a loaded profile with base-unit values, units as written, sources, assumption flags.
 luwu::Json profile_to_json(const Profile& profile);

@@ -9,8 +9,12 @@
 namespace luwu::topologies::parts {
 
 // Profiles are read once per builder call site and name: a 4,096-GPU fat-tree would otherwise
-// parse the same few files tens of thousands of times.
+// parse the same few files tens of thousands of times.  The cache holds only what
+// models::find_profile reads from files; a name the installed scenario catalog defines (an inline
+// or overridden profile, models::ScopedProfileCatalog) is taken from the catalog, never cached.
 const models::Profile& find_profile(const std::string& name) {
+  if (const auto* catalog = models::active_profile_catalog())
+    if (const auto* own = catalog->find(name)) return *own;
   static std::map<std::string, models::Profile> cache;
   auto it = cache.find(name);
   if (it == cache.end()) it = cache.emplace(name, models::find_profile(name)).first;
