@@ -12,6 +12,24 @@
 // names (workers, servers, gpus_per_server, ...), profiles by role ("gpu", "nic", "switch", ...),
 // and "network" as a rate with its unit ("100Gb/s").  A relative topology_file is resolved
 // against the scenario file's folder.
+//
+// Profiles of the cluster (any builder; "overrides" also with a topology_file):
+//   "profiles":  {"gpu": "a100-40gb-sxm" | {inline profile, the format of models/profiles/*.json}}
+//                An inline profile is validated by models::profile_from_json (errors at
+//                $.cluster.profiles.<role>...) and known by its "name", which must not be a
+//                shipped profile's.
+//   "overrides": {"<profile name>": {"<field>": value, ...}, ...}, e.g.
+//                {"a100-40gb-sxm": {"collective_interference": 0.3},
+//                 "samsung-pm1733": {"write_bandwidth": "7GB/s"}, "tofino": {"aggregation_slots": 1024}}
+//                A value is a number with a unit of the field's dimension, a bare number in that
+//                dimension's base unit (B, B/s, s, FLOP/s, count, fraction, Hz, pkt/s), or a boolean
+//                for a flag (models::override_field).  The profile (shipped or inline) must be one
+//                the cluster uses.  Nested by profile so that sweep keys are plain dotted paths:
+//                cluster.overrides.a100-40gb-sxm.collective_interference.
+// The inline and overridden profiles form a models::ProfileCatalog: installed (scoped) while the
+// builder runs, so every link and vertex number comes from it, and recorded in the topology
+// (builder_args[sim::kProfileCatalogKey]) for sim::hardware_of.  Nothing outlives the scenario.
+// With a topology_file, the file's links keep their numbers; overrides reach the hardware specs.
 #include <string>
 #include <vector>
 
