@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/json_input.hpp"
+#include "models/profile.hpp"
 #include "workloads/memory_footprint.hpp"
 
 namespace luwu::sim {
@@ -53,6 +54,13 @@ struct SystemSettings {
   double optimizer_node_dram_share = 0.9;
   // LuWu: layers of optimizer state read from SSD into DRAM ahead of their update.
   int state_prefetch_layers = 2;
+  // LuWu: where the optimizer node runs the update, "cpu" (its CPU, from DRAM) or "gpu" (a GPU
+  // beside it over PCIe, models/gpu_update_engine.hpp); the paper leaves it open.  CPU by default:
+  // the update is memory-bound, and the node's DRAM (307 GB/s achieved) outruns one PCIe Gen4 x16
+  // link (28.6 GB/s per direction) for the same bytes.
+  std::string update_engine = "cpu";
+  std::string update_gpu = "a100-40gb-pcie";     // the GPU profile of the "gpu" engine
+  std::string update_gpu_pcie = "pcie-gen4-x16";  // and of its PCIe link
 
   // The names a scenario may set, for strict parsing.
   static const std::vector<std::string>& keys() {
@@ -69,7 +77,10 @@ struct SystemSettings {
                                                "pipeline_chunks",
                                                "aggregation_element_bytes",
                                                "optimizer_node_dram_share",
-                                               "state_prefetch_layers"};
+                                               "state_prefetch_layers",
+                                               "update_engine",
+                                               "update_gpu",
+                                               "update_gpu_pcie"};
     return k;
   }
 };
@@ -112,6 +123,22 @@ inline SystemSettings system_settings_from_json(const JsonNode& node) {
     if (s.optimizer_node_dram_share > 1) node.at("optimizer_node_dram_share").fail("expected a share in (0, 1]");
   }
   s.state_prefetch_layers = static_cast<int>(node.get_int("state_prefetch_layers", s.state_prefetch_layers, 0, 1000));
+  s.update_engine = node.get_string("update_engine", s.update_engine);
+  if (s.update_engine != "cpu" && s.update_engine != "gpu") node.at("update_engine").fail("expected \"cpu\" or \"gpu\"");
+  s.update_gpu = node.get_string("update_gpu", s.update_gpu);
+  s.update_gpu_pcie = node.get_string("update_gpu_pcie", s.update_gpu_pcie);
+  // The engine's profiles are resolved now, so a misspelt name is an error at its JSON path.
+  if (s.update_engine == "gpu") {
+    for (const char* key : {"update_gpu", "update_gpu_pcie"}) {
+      const std::string name = key == std::string("update_gpu") ? s.update_gpu : s.update_gpu_pcie;
+      try {
+        auto profile = models::find_profile(name);
+        models::require_kind(profile, {key == std::string("update_gpu") ? "gpu" : "pcie"});
+      } catch (const InputError& e) {
+        (node.has(key) ? node.at(key) : node).fail(e.what());
+      }
+    }
+  }
   return s;
 }
 

@@ -11,15 +11,19 @@
 //    to the node.  Each micro-batch's aggregate is accumulated at the node.
 //  - The node updates layer l as soon as its aggregated gradient of the last micro-batch has
 //    arrived, pipelined behind backward: layer l's state is prefetched from SSD into DRAM
-//    (`state_prefetch_layers` ahead), updated on the node's CPU, and written back.
+//    (`state_prefetch_layers` ahead), updated on the node's CPU (or a GPU beside it:
+//    `update_engine`), and written back.
 // The iteration ends when the last layer is updated (the next forward needs layer 0 first).
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include <simgrid/s4u/Actor.hpp>
 
+#include "models/gpu_update_engine.hpp"
 #include "models/host.hpp"
 #include "sim/countdown.hpp"
 #include "sim/stream.hpp"
@@ -40,6 +44,9 @@ class Luwu : public Schedule {
     if (!env.roles.network_switch || !env.hw.network_switch)
       throw std::invalid_argument("luwu needs a programmable switch between the workers and the optimizer node");
     placement_ = luwu_placement(trace_, *env.hw.optimizer_node, env.settings);
+    if (env.settings.update_engine == "gpu")
+      update_gpu_ = {models::gpu_from_profile(models::find_profile(env.settings.update_gpu)),
+                     models::pcie_from_profile(models::find_profile(env.settings.update_gpu_pcie))};
     chunks_ = env.settings.pipeline_chunks;
 
     const auto needs = ops_needing_params(trace_);
@@ -65,7 +72,8 @@ class Luwu : public Schedule {
     switch_ = roles.network_switch;
     forward_stream_ = std::make_unique<Stream>("switch", "aggregate -> optimizer node", "communication", switch_, tl);
     read_stream_ = std::make_unique<Stream>("optnode", "state read (ssd)", "io", node_, tl);
-    update_stream_ = std::make_unique<Stream>("optnode", "update (cpu)", "optimizer", node_, tl);
+    update_stream_ = std::make_unique<Stream>("optnode", "update (" + env.settings.update_engine + ")", "optimizer",
+                                              node_, tl);
     write_stream_ = std::make_unique<Stream>("optnode", "state write-back (ssd)", "io", node_, tl);
 
     const double rtt = 2 * env.traffic.route_latency_s(roles.ranks.front().gpu, switch_);
@@ -182,7 +190,10 @@ class Luwu : public Schedule {
           [this, state_on_ssd] { read_striped(env_.roles.optimizer_ssds, state_on_ssd, env_.traffic); }, read_deps);
       models::StatePlacement where{1 - placement_.state_ssd_share, 0, placement_.state_ssd_share};
       auto t = models::cpu_optimizer_step_times(host, params, cost, where);
-      const double update_s = std::max(t.dram_s, t.compute_s);  // the SSD part is the disk I/O
+      // The SSD part is the disk I/O; the DRAM streaming happens whichever engine updates.
+      const double update_s = update_gpu_ ? std::max(t.dram_s, models::gpu_update_times(params, cost, update_gpu_->first,
+                                                                                         update_gpu_->second).total_s)
+                                          : std::max(t.dram_s, t.compute_s);
       updated.push_back(update_stream_->enqueue("update " + label, [this, update_s] { execute_on(node_, update_s); },
                                                 {gradient_ready_.at(i)->done(), state_read}));
       written = write_stream_->enqueue(
@@ -198,6 +209,7 @@ class Luwu : public Schedule {
   const workloads::Trace& trace_;
   const int world_;
   LuwuPlacement placement_;
+  std::optional<std::pair<models::GpuSpec, models::PcieSpec>> update_gpu_;  // the "gpu" update engine
   int chunks_ = 1;
   double aggregation_Bps_ = 0;
   simgrid::s4u::Host* node_ = nullptr;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "models/gpu_update_engine.hpp"
 #include "models/host.hpp"
 #include "sim/simulate.hpp"
 #include "tests/sim/sim_test_support.hpp"
@@ -134,4 +135,26 @@ TEST_CASE("zero-infinity with offload dram touches no NVMe") {
   auto r = sim::simulate_system(synthetic_trace(4, 10'000'000, 1e12), topo, sim::hardware_of(topo), settings, {});
   REQUIRE(r.feasible);
   CHECK(r.storage_bytes.empty());
+}
+
+TEST_CASE("luwu: the gpu update engine moves each layer's state over PCIe, so its exposed update follows") {
+  auto topo = star(4);
+  auto hw = sim::hardware_of(topo);
+  const double p = 30e6;
+  auto trace = synthetic_trace(8, 30'000'000, 30e12);
+  auto settings = system(workloads::SystemKind::Luwu);
+  settings.update_engine = "gpu";
+  auto r = sim::simulate_system(trace, topo, hw, settings, {});
+  auto gpu = models::gpu_from_profile(models::find_profile(settings.update_gpu));
+  auto pcie = models::pcie_from_profile(models::find_profile(settings.update_gpu_pcie));
+  double one_update = models::gpu_update_times(p, models::adam_mixed_precision_cost(), gpu, pcie).total_s;
+  // As with the CPU: only the last layer's update is exposed, now at the PCIe-bound rate.
+  CHECK(r.breakdown.exposed_optimizer_s >= one_update);
+  CHECK(r.breakdown.exposed_optimizer_s < 2 * one_update);
+}
+
+TEST_CASE("luwu: an update engine profile that does not exist is an error at its JSON path") {
+  luwu::Json j = luwu::Json::parse(R"({"name": "luwu", "update_engine": "gpu", "update_gpu": "a100-4gb"})");
+  CHECK_THROWS_WITH_AS(sim::system_settings_from_json(luwu::JsonNode(j, "s.json", "$.systems[0]")),
+                       doctest::Contains("$.systems[0].update_gpu"), luwu::InputError);
 }
