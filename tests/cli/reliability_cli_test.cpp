@@ -1,0 +1,175 @@
+// Reliability of the CLI at its limits: same scenario, same bytes; extreme but valid inputs end in a
+// result or a clear error (exit 2, file and JSON path), never a crash or a hang.  Every command
+// runs under `timeout 60` (exit 124 when it does not finish).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_command.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kTimedOut = 124;  // timeout(1)'s exit code
+
+CommandResult run_bounded(const std::string& args) {
+  static int counter = 0;
+  std::string base = "rel-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  std::string cmd =
+      "timeout 60 " + std::string(LUWUSIM_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  int status = std::system(cmd.c_str());
+  CommandResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_whole_file(base + ".out"),
+                  read_whole_file(base + ".err")};
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+const std::string kSourceDir = LUWUSIM_SOURCE_DIR;
+
+// A GPT-style model small enough to simulate in a blink: 2 blocks, h = 64.
+const char* kTinyModel = R"({"name": "tiny", "layers": 2, "hidden": 64, "heads": 4, "vocab": 128, "max_seq": 32})";
+// Its parameters by hand: 2 blocks of 12h^2 + 13h, embeddings (128 + 32) h, final LayerNorm 2h.
+constexpr double kTinyParams = 2 * (12 * 64 * 64 + 13 * 64) + (128 + 32) * 64 + 2 * 64;
+
+}  // namespace
+
+TEST_CASE("reliability: a scenario run twice prints byte-identical JSON") {
+  const std::string scenario = kSourceDir + "/scenarios/small-zero3-vs-ddp.json";
+  auto first = run_bounded("run " + scenario + " --json");
+  auto second = run_bounded("run " + scenario + " --json");
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(second.exit_code == 0);
+  CHECK(json::parse(first.out)["results"].size() == 2);
+  CHECK(first.out == second.out);
+}
+
+TEST_CASE("reliability: memory for a million ZeRO-3 workers shards GPT-3 175B exactly") {
+  auto r = run_bounded("memory --model gpt3-175b --workers 1000000 --gpu-mem 40GB --system zero3 --json");
+  REQUIRE(r.exit_code == 0);
+  json f = json::parse(r.out);
+  // GPT-3 175B by hand: 96 (12h^2 + 13h) + (50257 + 2048) h + 2h, h = 12288, exactly.
+  const unsigned long long h = 12288;
+  const unsigned long long params = 96 * (12 * h * h + 13 * h) + (50257 + 2048) * h + 2 * h;
+  CHECK(f["params"].get<unsigned long long>() == params);
+  // ZeRO-3 pads its flat partition: ceil(P / N) parameters per worker, 2 bytes each at fp16.
+  const unsigned long long shard = (params + 999999) / 1000000;
+  CHECK(f["gpu_params_bytes"].get<unsigned long long>() == 2 * shard);
+  CHECK(f["workers"].get<long long>() == 1000000);
+}
+
+TEST_CASE("reliability: a 100T-parameter inline model is counted exactly and does not fit, with the reason") {
+  // 1000 blocks of h = 100000: 1000 (12h^2 + 13h) + (50000 + 2048) h + 2h = 1.2e14 + ... parameters.
+  write_text("rel-cli-100t.json", R"({"name": "giant-100t", "layers": 1000, "hidden": 100000, "heads": 100,
+                                      "vocab": 50000, "max_seq": 2048})");
+  std::remove("rel-cli-100t.trace.json");
+  auto gen = run_bounded("trace gen --model rel-cli-100t.json --micro-batch 1 --seq 2048 -o rel-cli-100t.trace.json");
+  REQUIRE(gen.exit_code == 0);
+  auto show = run_bounded("trace show rel-cli-100t.trace.json --json");
+  REQUIRE(show.exit_code == 0);
+  const unsigned long long h = 100000;
+  const unsigned long long params = 1000 * (12 * h * h + 13 * h) + (50000 + 2048) * h + 2 * h;
+  CHECK(json::parse(show.out)["params"].get<unsigned long long>() == params);
+
+  auto mem = run_bounded("memory --model rel-cli-100t.json --workers 1024 --gpu-mem 80GB --system zero3 --json");
+  REQUIRE(mem.exit_code == 0);
+  json f = json::parse(mem.out);
+  CHECK(f["params"].get<unsigned long long>() == params);
+  CHECK(f["fits"] == false);
+  CHECK(contains(f["reason"].get<std::string>(), "does not fit"));
+  std::remove("rel-cli-100t.json");
+  std::remove("rel-cli-100t.trace.json");
+}
+
+TEST_CASE("reliability: a model too large to count in uint64 is a clear error, not a wrapped number") {
+  // (2^31 - 1)-wide everything: about 7e37 parameters, far past 2^64.
+  write_text("rel-cli-huge.json", R"({"layers": 1000, "hidden": 2147483647, "heads": 1, "vocab": 2147483647,
+                                      "max_seq": 2147483647, "ffn_hidden": 2147483647})");
+  auto r = run_bounded("memory --model rel-cli-huge.json --workers 8 --gpu-mem 80GB --system ddp");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "rel-cli-huge.json"));
+  CHECK(contains(r.err, "too large"));
+  std::remove("rel-cli-huge.json");
+}
+
+TEST_CASE("reliability: a luwu-star scenario with a million workers is a clear error at the cluster") {
+  write_text("rel-cli-million.json", std::string(R"({"model": )") + kTinyModel + R"(,
+      "training": {"micro_batch": 1, "seq_len": 16},
+      "cluster": {"topology": "luwu-star", "workers": 1000000}, "systems": ["ddp"]})");
+  auto r = run_bounded("run rel-cli-million.json");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "rel-cli-million.json"));
+  CHECK(contains(r.err, "$.cluster"));
+  std::remove("rel-cli-million.json");
+}
+
+// 65536 GPUs pass the scenario loader (below the builders' cap); SimGrid could not create that many
+// actors ("exceeding the amount of mappings allowed per process") and aborted the simulation
+// process, so the simulator refuses them up front.
+TEST_CASE("reliability: a fat-tree scenario with 65536 GPUs is a clear error, not an aborted simulation") {
+  write_text("rel-cli-65k.json", std::string(R"({"model": )") + kTinyModel + R"(,
+      "training": {"micro_batch": 1, "seq_len": 16},
+      "cluster": {"topology": "fat-tree", "servers": 8192, "gpus_per_server": 8, "tiers": 3}, "systems": ["ddp"]})");
+  auto r = run_bounded("run rel-cli-65k.json");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "65536 GPUs"));
+  CHECK(!contains(r.err, "signal"));
+  std::remove("rel-cli-65k.json");
+}
+
+TEST_CASE("reliability: a 1 kb/s network is a slow simulation that finishes, not a hang") {
+  write_text("rel-cli-slow.json", std::string(R"({"model": )") + kTinyModel + R"(,
+      "training": {"micro_batch": 1, "seq_len": 16},
+      "cluster": {"topology": "luwu-star", "workers": 2, "network": "1kb/s"}, "systems": ["ddp", "zero3"]})");
+  auto r = run_bounded("run rel-cli-slow.json --json");
+  REQUIRE(r.exit_code == 0);
+  json results = json::parse(r.out)["results"];
+  REQUIRE(results.size() == 2);
+  // DDP's ring all-reduce of fp16 gradients over 2 workers sends 2 (N-1)/N x 2P = 2P bytes per GPU
+  // through its 1 kb/s = 125 B/s NIC: the iteration cannot be shorter than that.
+  const double ddp_floor_s = 2 * kTinyParams / 125.0;
+  for (const auto& res : results) {
+    CHECK(res["feasible"] == true);
+    CHECK(std::isfinite(res["iteration_time_s"].get<double>()));
+    if (res["system"] == "ddp") CHECK(res["iteration_time_s"].get<double>() >= ddp_floor_s);
+  }
+  std::remove("rel-cli-slow.json");
+}
+
+TEST_CASE("reliability: ZeRO-Infinity with NVMe smaller than the model state says why it does not run") {
+  // A 1 GB SSD: GPT-3 1.3B's 16 B per parameter of state (21 GB) over 2 workers is 10.5 GB per
+  // worker's NVMe, ten times what it holds.
+  write_text("rel-cli-tiny-ssd.json", R"({"name": "tiny-ssd", "kind": "ssd", "description": "a 1 GB SSD",
+      "fields": {"read_bandwidth": {"value": 7.0, "unit": "GB/s", "source": "as samsung-pm1733"},
+                 "write_bandwidth": {"value": 3.8, "unit": "GB/s", "source": "as samsung-pm1733"},
+                 "capacity": {"value": 1, "unit": "GB", "source": "the test's point: too small"},
+                 "latency": {"value": 90, "unit": "us", "source": "as samsung-pm1733"}}})");
+  write_text("rel-cli-small-ssd.json", R"({"model": "gpt3-1.3b", "training": {"micro_batch": 1, "seq_len": 512},
+      "cluster": {"topology": "luwu-star", "workers": 2, "nvme_per_worker": 1,
+                  "profiles": {"ssd": "rel-cli-tiny-ssd.json"}},
+      "systems": [{"name": "zero-infinity", "offload": "nvme"}]})");
+  auto r = run_bounded("run rel-cli-small-ssd.json --json");
+  REQUIRE(r.exit_code == 0);
+  json result = json::parse(r.out)["results"][0];
+  CHECK(result["feasible"] == false);
+  const std::string reason = result["reason"].get<std::string>();
+  CHECK((contains(reason, "SSD") || contains(reason, "NVMe")));
+  std::remove("rel-cli-tiny-ssd.json");
+  std::remove("rel-cli-small-ssd.json");
+}
