@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
   python3 python3-matplotlib   # plots, drawn with Debian's system Python
   graphviz                # topology drawings
+  clang libclang-rt-14-dev   # libFuzzer, for the fuzz targets CI runs (fuzz/)
 )
 missing=()
 for p in "${packages[@]}"; do
