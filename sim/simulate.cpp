@@ -36,9 +36,7 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
                                     const SimulationOptions& options) {
   const models::GpuSpec& gpu_spec = hardware.gpu;
   auto engine = make_engine();
-  topologies::LoweringOptions lowering;
-  lowering.configure_rdma = false;  // make_engine() has configured the network model
-  auto platform = topologies::lower_to_simgrid(topo, *engine, lowering);
+  auto platform = topologies::lower_to_simgrid(topo, *engine);
 
   const ClusterRoles roles = roles_of(topo, platform);
   const int world = roles.world();

@@ -38,11 +38,12 @@
 
 namespace luwu::topologies {
 
-// Sets network/model:CM02 and network/crosstraffic:0.  Call before the platform is created.
-// Why: SimGrid's default model (LV08) is calibrated for TCP (it scales bandwidth by about 0.97 and
-// latency by about 13) and crosstraffic models TCP acks flowing back; RDMA fabrics (RoCE,
-// InfiniBand, PCIe, NVLink) do neither, and with CM02 and no crosstraffic a single flow takes
-// exactly latency + bytes / bottleneck bandwidth, the alpha-beta form the hardware models use.
+// Configures the network model for RDMA fabrics; call before the platform is created (lowering
+// does, unless told not to).  Why: SimGrid's default model (LV08) is calibrated for TCP (it scales
+// bandwidth by about 0.97 and latency by about 13), crosstraffic models TCP acks flowing back, and
+// a TCP window bounds each flow; RDMA fabrics (RoCE, InfiniBand, PCIe, NVLink) do none of that.
+// With CM02, no crosstraffic, no window and unit factors, a single flow takes exactly latency +
+// bytes / bottleneck bandwidth, the alpha-beta form the hardware models use.
 void configure_engine_for_rdma(simgrid::s4u::Engine& engine);
 
 enum class RouteChoice {
