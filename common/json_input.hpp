@@ -19,25 +19,22 @@ namespace luwu {
 
 using Json = nlohmann::json;
 
+// Parses JSON text; a syntax error or an unrepresentable number is an InputError.
+inline Json parse_json_text(const std::string& text, const std::string& file) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {  // syntax errors, and numbers beyond a double (1e400)
+    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
+  }
+}
+
 // Reads and parses a JSON file; a missing file or a syntax error is an InputError.
 inline Json load_json_file(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw InputError(file, "", "cannot open file");
   std::stringstream buf;
   buf << in.rdbuf();
-  try {
-    return Json::parse(buf.str());
-  } catch (const Json::parse_error& e) {
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
-}
-
-inline Json parse_json_text(const std::string& text, const std::string& file) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
+  return parse_json_text(buf.str(), file);
 }
 
 inline std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -154,6 +151,8 @@ class JsonNode {
     if (v_->is_number_unsigned() && v_->get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
       fail("expected an integer at most " + std::to_string(hi) + ", found " + v_->dump());
     double d = v_->get<double>();
+    // 2^63 is the first double past int64's range: the cast below would be undefined.
+    if (v_->is_number_float() && !(d >= -0x1p63 && d < 0x1p63)) fail("expected an integer in int64's range, found " + v_->dump());
     if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
       fail("expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], found " +
            v_->dump());

@@ -57,6 +57,18 @@ void validate_training(const ModelConfig& model, const TrainingConfig& t) {
   if (t.seq_len > model.max_seq)
     throw std::invalid_argument("sequence length " + std::to_string(t.seq_len) + " exceeds " + model.name +
                                 "'s max_seq " + std::to_string(model.max_seq));
+  // Byte counts are exact 64-bit integers (layer_accounting.cpp): refuse settings whose
+  // activations could not be counted.  A generous bound per layer: 4 B x tokens x (12 h + 3 f + V)
+  // plus 5 B x heads x s^2 x b of attention scores and masks.
+  const long double b = t.micro_batch, s = t.seq_len, tokens = b * s;
+  const long double per_layer =
+      4.0L * tokens * (12.0L * model.hidden + 3.0L * model.ffn_hidden + model.vocab) + 5.0L * model.heads * s * s * b;
+  if (per_layer * (model.layers + 2.0L) >= 0x1p62L)
+    throw std::invalid_argument("micro-batch " + std::to_string(t.micro_batch) + " x sequence " +
+                                std::to_string(t.seq_len) + ": activations beyond 2^62 bytes, more than luwusim counts");
+  // The trace lists every op of every micro-batch.
+  if (static_cast<long double>(t.grad_accum) * (model.layers + 2.0L) * 3 > 1e8L)
+    throw std::invalid_argument("grad-accum " + std::to_string(t.grad_accum) + ": the trace would list more than 1e8 ops");
 }
 
 Trace generate_trace(const ModelConfig& model, const TrainingConfig& training) {
