@@ -111,12 +111,18 @@ def _params_text(params):
     return f"{params / 1e9:.3g}B" if params >= 1e9 else f"{params / 1e6:.3g}M"
 
 
+def _simulated_rows(lines):
+    """The rows of systems that were simulated (feasible or not), and notes naming the ones
+    absent from the results."""
+    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
+    return table, _missing_notes(lines, {r["system"] for r in table})
+
+
 def throughput_vs_model_size(lines, out_dir, name="throughput_vs_model_size"):
     """Grouped bars: tokens/s of each system for each model, log scale; "OOM" where a system's
     state does not fit in GPU memory."""
     title = "End-to-end training throughput vs model size"
-    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
-    notes = _missing_notes(lines, {r["system"] for r in table})
+    table, notes = _simulated_rows(lines)
     if not table:
         return _no_data(out_dir, name, title, notes)
     models, sizes = _models_by_size(table)
@@ -160,8 +166,7 @@ def throughput_vs_model_size(lines, out_dir, name="throughput_vs_model_size"):
 def scalability(lines, out_dir, name="scalability"):
     """Throughput and per-GPU scaling efficiency against the worker count."""
     title = "Scalability with the number of workers"
-    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
-    notes = _missing_notes(lines, {r["system"] for r in table})
+    table, notes = _simulated_rows(lines)
     if not table:
         return _no_data(out_dir, name, title, notes)
     fig, (ax, ax_eff) = plt.subplots(1, 2, figsize=(10, 4))
@@ -204,8 +209,7 @@ def _stacked_breakdown(ax, labels, breakdowns, colors_edge=None):
 def iteration_breakdown(lines, out_dir, name="iteration_breakdown", panels_per_row=3):
     """Per model, a stacked bar per system: where one iteration's time goes."""
     title = "Per-iteration time breakdown"
-    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
-    notes = _missing_notes(lines, {r["system"] for r in table})
+    table, notes = _simulated_rows(lines)
     if not table:
         return _no_data(out_dir, name, title, notes)
     models, sizes = _models_by_size(table)
@@ -292,8 +296,7 @@ def network_bandwidth(lines, out_dir, name="network_100_vs_200"):
     """Per model, each system's throughput at each network rate, with the speedup of the fastest
     rate over the slowest."""
     title = "Network bandwidth: 100 vs 200 Gb/s"
-    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
-    notes = _missing_notes(lines, {r["system"] for r in table})
+    table, notes = _simulated_rows(lines)
     if not table:
         return _no_data(out_dir, name, title, notes)
     models, sizes = _models_by_size(table)
