@@ -24,6 +24,10 @@ int run_calibrate(const CalibrateArgs& a) {
   options.scratch_dir = a.dir.empty() ? std::filesystem::temp_directory_path().string() : a.dir;
   if (!std::filesystem::is_directory(options.scratch_dir))
     throw std::invalid_argument("--dir " + options.scratch_dir + " is not a directory");
+  // Refuse an unwritable destination before minutes of measuring, not after.
+  const std::filesystem::path out_dir = std::filesystem::absolute(a.output).parent_path();
+  if (!std::filesystem::is_directory(out_dir))
+    throw std::invalid_argument("-o " + a.output + ": directory " + out_dir.string() + " does not exist");
   options.quick = a.quick;
   options.threads = a.threads;
   const auto c = luwu::validation::calibrate_host(options, [](const std::string& line) { std::cerr << line << "\n"; });

@@ -70,3 +70,10 @@ TEST_CASE("validate with a missing profile is bad input (exit 2, the file named)
 TEST_CASE("calibrate needs -o") {
   CHECK(run_luwusim("calibrate --quick").exit_code == 2);
 }
+
+TEST_CASE("calibrate into a directory that does not exist fails at once, before measuring (exit 2, the path named)") {
+  auto r = run_luwusim("calibrate --quick -o /nonexistent-luwusim-dir/host.json");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/nonexistent-luwusim-dir") != std::string::npos);
+  CHECK(r.err.find("calibrate:") == std::string::npos);  // no measurement was started
+}

@@ -52,44 +52,57 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-// Error budget.  The fp32 master parameters are rounded once per step (p + dp), an error of at
-// most half an ulp, i.e. 2^-24 |p| relative; the increment dp (about lr = 1e-3) carries its own
-// few-ulp error, about 1e-3 * 2^-21, far below that.  Over 100 steps these roundings are
-// independent, so the error of one element is a random walk of about sqrt(100/12) = 2.9 half-ulps
-// (about 3.4e-7 relative for p near 0.5); the largest of 10^4 elements reaches about 1e-6.
-// So the test checks (1) the normwise relative error max|p - ref| / max|ref| <= 1e-6, and (2) for
-// every element the worst case: 100 steps of one ulp (2^-23) relative each.
+// Two references, both computing in double (validation/adam_reference.hpp):
+//  - fp32 state, as the mixed-precision algorithm stores it.  The kernels must match it within
+//    1e-6 relative, element by element: what is left is the kernels' own fp32 arithmetic (a few
+//    ulps of the increment dp ~ lr = 1e-3, i.e. ~1e-3 * 2^-21 absolute), which flips a rounding of
+//    p only rarely (measured: 2.2e-7..3.5e-7); a wrong bias correction, decay or moment update
+//    moves p by a sizeable part of lr and shows up orders of magnitude above.
+//  - double state, the ideal optimizer.  Here any fp32 optimizer also carries the storage's
+//    rounding: half an ulp (2^-24 relative) per step, a random walk of about sqrt(100/12) = 2.9
+//    half-ulps (3.4e-7 for p near 0.5) whose largest of 10^4 elements reaches about 1.2e-6.  So
+//    against it the test checks the normwise error max|p - ref| / max|ref| <= 1e-6 and, element
+//    by element, the worst case: 100 steps of one ulp (2^-23) relative each.
 TEST_CASE("every kernel path stays within 1e-6 relative of the double-precision reference over 100 steps") {
   for (HalfFormat format : {HalfFormat::fp16, HalfFormat::bf16}) {
     for (WeightDecayMode mode : {WeightDecayMode::l2_in_gradient, WeightDecayMode::decoupled}) {
-      // The reference, fed the same 16-bit gradients converted exactly to fp32.
+      // The references, fed the same 16-bit gradients converted exactly to fp32.
       const AdamHyperparameters h = hyperparameters(mode);
       const OptimizerState start = random_state(kParams, 42);
-      std::vector<double> master(start.master.begin(), start.master.end()), m(kParams, 0.0), v(kParams, 0.0);
+      std::vector<double> ideal(start.master.begin(), start.master.end()), ideal_m(kParams, 0.0), ideal_v(kParams, 0.0);
+      std::vector<float> stored(start.master), stored_m(kParams, 0.0f), stored_v(kParams, 0.0f);
       std::mt19937_64 grad_rng(7);
       std::vector<float> grads_fp32(kParams);
       for (int step = 1; step <= kSteps; ++step) {
         const auto grads = random_gradients(kParams, format, grad_rng);
         for (std::size_t i = 0; i < kParams; ++i) grads_fp32[i] = half_to_float(grads[i], format);
-        adam_step_reference(h, step, grads_fp32.data(), master.data(), m.data(), v.data(), kParams);
+        adam_step_reference(h, step, grads_fp32.data(), ideal.data(), ideal_m.data(), ideal_v.data(), kParams);
+        adam_step_reference(h, step, grads_fp32.data(), stored.data(), stored_m.data(), stored_v.data(), kParams);
       }
       for (KernelIsa isa : supported_isas()) {
         CAPTURE(isa_name(isa));
         CAPTURE(std::string(format == HalfFormat::fp16 ? "fp16" : "bf16"));
         CAPTURE(std::string(mode == WeightDecayMode::decoupled ? "AdamW" : "Adam"));
         const OptimizerState got = run_kernel(isa, format, mode, 1);
-        double max_error = 0, max_reference = 0, max_element_relative_error = 0, max_moved = 0;
+        double max_error = 0, max_reference = 0, max_element_error_ideal = 0, max_element_error_stored = 0,
+               max_moved = 0;
         for (std::size_t i = 0; i < kParams; ++i) {
-          const double error = std::fabs(got.master[i] - master[i]);
+          const double error = std::fabs(got.master[i] - ideal[i]);
           max_error = std::max(max_error, error);
-          max_reference = std::max(max_reference, std::fabs(master[i]));
-          max_element_relative_error = std::max(max_element_relative_error, error / std::fabs(master[i]));
-          max_moved = std::max(max_moved, std::fabs(master[i] - start.master[i]));
+          max_reference = std::max(max_reference, std::fabs(ideal[i]));
+          max_element_error_ideal = std::max(max_element_error_ideal, error / std::fabs(ideal[i]));
+          max_element_error_stored = std::max(
+              max_element_error_stored, std::fabs(static_cast<double>(got.master[i]) - stored[i]) / std::fabs(stored[i]));
+          max_moved = std::max(max_moved, std::fabs(ideal[i] - start.master[i]));
         }
         CHECK(max_moved > 1e-2);  // the parameters did move: ~lr per step for 100 steps
+        CHECK(max_element_error_stored <= 1e-6);
         CHECK(max_error / max_reference <= 1e-6);
-        CHECK(max_element_relative_error <= kSteps * 0x1p-23);
-        MESSAGE("max relative error: normwise " << max_error / max_reference << ", elementwise " << max_element_relative_error);
+        CHECK(max_element_error_ideal <= kSteps * 0x1p-23);
+        MESSAGE("max relative error: elementwise vs fp32-state reference " << max_element_error_stored
+                                                                            << "; vs double-state reference normwise "
+                                                                            << max_error / max_reference << ", elementwise "
+                                                                            << max_element_error_ideal);
         // The 16-bit parameters written out are the final master parameters, rounded.
         for (std::size_t i = 0; i < kParams; ++i) {
           const std::uint16_t expected =
