@@ -40,7 +40,7 @@ OptimizerStepTimes cpu_optimizer_step_times(const HostSpec& host, double params,
   const double state = cost.state_bytes_per_param;
   OptimizerStepTimes t;
   if (p.ssd_share > 0)
-    t.ssd_s = params * p.ssd_share * state * (1 / host.ssds->read_Bps() + 1 / host.ssds->write_Bps());
+    t.ssd_s = host.ssds->streaming_s(params * p.ssd_share * state, params * p.ssd_share * state);
   if (p.cxl_share > 0) t.cxl_s = params * p.cxl_share * state * 2 / host.cxl->achieved_Bps();
   double dram_bytes = cost.bytes_read_per_param + cost.bytes_written_per_param - 2 * p.cxl_share * state +
                       2 * p.ssd_share * state;

@@ -4,7 +4,7 @@
 // optimizer step whose state is spread over DRAM, CXL memory and SSDs.
 //
 // Out-of-core step, per parameter, state S = cost.state_bytes_per_param (read, and written back):
-//   SSD tier   : ssd_share * S * (1 / ssd_read_Bps + 1 / ssd_write_Bps)    (read and write share the flash)
+//   SSD tier   : SsdArray::streaming_s(ssd_share * S, ssd_share * S)        (read and written back at once)
 //   CXL tier   : cxl_share * S * 2 / cxl_Bps                                 (the CPU reads and writes in place)
 //   DRAM       : (bytes_read + bytes_written - 2 * cxl_share * S + 2 * ssd_share * S) / dram_Bps
 //                (everything not in CXL passes through DRAM; SSD-resident state is staged into DRAM

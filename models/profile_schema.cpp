@@ -117,6 +117,9 @@ std::vector<KindSpec> build_kinds() {
           {"write_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "sequential write"},
           {"capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "capacity"},
           {"latency", Dim::Seconds, FieldRange::NonNegative, kRequired, kReal, "read access latency"},
+          {"read_write_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
+           "bytes read plus written per second while reads and writes run at once (an in-place "
+           "read -> write-back stream); default max(read_bandwidth, write_bandwidth)"},
       }});
   kinds.push_back({"switch", "a programmable switch with in-network aggregation",
       {

@@ -130,7 +130,9 @@ SwitchSpec switch_from_profile(const Profile& p) {
 
 SsdSpec ssd_from_profile(const Profile& p) {
   require_kind(p, {"ssd"});
-  return SsdSpec{p.get("read_bandwidth"), p.get("write_bandwidth"), p.get("capacity"), p.get("latency")};
+  SsdSpec s{p.get("read_bandwidth"), p.get("write_bandwidth"), p.get("capacity"), p.get("latency")};
+  s.read_write_Bps = p.get_or("read_write_bandwidth", std::max(s.read_Bps, s.write_Bps));
+  return s;
 }
 
 MemorySpec memory_from_profile(const Profile& p) {

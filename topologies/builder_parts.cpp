@@ -81,6 +81,7 @@ Vertex add_ssd(Topology& t, const std::string& name, Vertex owner, const std::st
   VertexProps p{name, VertexKind::Ssd, ssd_profile, server};
   p.read_Bps = ssd.read_Bps;
   p.write_Bps = ssd.write_Bps;
+  p.read_write_Bps = ssd.read_write_Bps;
   p.capacity_bytes = ssd.capacity_bytes;
   Vertex v = t.add_vertex(std::move(p));
   EdgeProps e;

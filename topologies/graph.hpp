@@ -47,6 +47,7 @@ struct VertexProps {
   // SSDs: sequential bandwidths and capacity; Memory: capacity.
   double read_Bps = 0;
   double write_Bps = 0;
+  double read_write_Bps = 0;  // SSDs: reads plus writes at once (models/storage.hpp); 0: max(read, write)
   double capacity_bytes = 0;
 
   bool operator==(const VertexProps&) const = default;

@@ -47,6 +47,7 @@ luwu::Json topology_to_json(const Topology& topo) {
     if (p.speed_flops != 0) j["speed_flops"] = p.speed_flops;
     if (p.read_Bps != 0) j["read_Bps"] = p.read_Bps;
     if (p.write_Bps != 0) j["write_Bps"] = p.write_Bps;
+    if (p.read_write_Bps != 0) j["read_write_Bps"] = p.read_write_Bps;
     if (p.capacity_bytes != 0) j["capacity_bytes"] = p.capacity_bytes;
     vertices.push_back(std::move(j));
   }
@@ -86,7 +87,7 @@ Topology topology_from_json(const luwu::JsonNode& root) {
   for (std::size_t i = 0; i < vertices.size(); ++i) {
     luwu::JsonNode v = vertices.at(i);
     v.only_keys({"name", "kind", "profile", "server", "ports", "port_Bps", "speed_flops", "read_Bps", "write_Bps",
-                 "capacity_bytes"});
+                 "read_write_Bps", "capacity_bytes"});
     VertexProps p;
     p.name = v.at("name").as_string();
     if (p.name.empty()) v.at("name").fail("a vertex name must not be empty");
@@ -103,6 +104,7 @@ Topology topology_from_json(const luwu::JsonNode& root) {
     p.speed_flops = optional_quantity(v, "speed_flops", Dim::FlopsPerSecond);
     p.read_Bps = optional_quantity(v, "read_Bps", Dim::BytesPerSecond);
     p.write_Bps = optional_quantity(v, "write_Bps", Dim::BytesPerSecond);
+    p.read_write_Bps = optional_quantity(v, "read_write_Bps", Dim::BytesPerSecond);
     p.capacity_bytes = optional_quantity(v, "capacity_bytes", Dim::Bytes);
     topo.add_vertex(std::move(p));
   }

@@ -12,7 +12,7 @@
 //
 // Vertex fields: name, kind (gpu, cpu, pcie-switch, nic, smartnic, nvswitch, switch,
 // programmable-switch, optimizer-node, ssd, memory), profile, server (-1: none), ports,
-// port_Bps, speed_flops, read_Bps, write_Bps, capacity_bytes (absent = 0).
+// port_Bps, speed_flops, read_Bps, write_Bps, read_write_Bps, capacity_bytes (absent = 0).
 // Link fields: name (default "<from>--<to>"), kind (pcie, nvlink, nvswitch, ethernet, nvme,
 // memory), profile, from, to, bandwidth_Bps (per direction), latency_s.
 // Files written by hand may give quantities as strings with units ("100Gb/s", "1.5us", "3.84TB");

@@ -155,6 +155,7 @@ LoweredPlatform lower_to_simgrid(const Topology& topo, sg4::Engine& engine, cons
     const VertexProps& p = topo[s];
     sg4::Host* host = out.host_of_vertex[owner[s] == kUnreachable ? s : owner[s]];
     sg4::Disk* disk = host->create_disk(prefix + p.name, p.read_Bps, p.write_Bps);
+    if (p.read_write_Bps > 0) disk->set_readwrite_bandwidth(p.read_write_Bps);
     disk->seal();
     out.disks.emplace(p.name, disk);
   }

@@ -63,27 +63,33 @@ double time_adam_in_memory_s(ThreadPool& pool, KernelIsa isa, HalfFormat format,
 }
 
 OutOfCoreRun time_adam_out_of_core(ThreadPool& pool, KernelIsa isa, HalfFormat format, const std::string& dir,
-                                   std::size_t params, std::size_t dram_buffer_bytes, int steps) {
+                                   std::size_t params, std::size_t dram_buffer_bytes, int steps, int files) {
   const std::string path =
       (std::filesystem::path(dir) / ("luwusim-optimizer-state-" + std::to_string(::getpid()) + ".bin")).string();
-  OutOfCoreAdam optimizer(path, params, dram_buffer_bytes);
-  {
-    std::vector<float> master(params, 0.5f), zeros(params, 0.0f);
-    optimizer.write_state(master.data(), zeros.data(), zeros.data());
-  }
   AlignedBuffer<std::uint16_t> grads(params), out(params);
   fill_gradients(pool, grads.data(), params, format);
   const AdamHyperparameters h = timing_hyperparameters();
-  std::vector<double> times;
-  for (int step = 1; step <= steps + 1; ++step) {
-    const OutOfCoreStepTiming t = optimizer.step(pool, isa, AdamStepScalars::for_step(h, step), format, grads.data(), out.data());
-    if (step > 1) times.push_back(t.total_s);
-  }
+  std::vector<double> times, streams;
   OutOfCoreRun run;
+  run.direct_io = true;
+  for (int file = 0; file < std::max(1, files); ++file) {
+    OutOfCoreAdam optimizer(path, params, dram_buffer_bytes);
+    {
+      std::vector<float> master(params, 0.5f), zeros(params, 0.0f);
+      optimizer.write_state(master.data(), zeros.data(), zeros.data());
+    }
+    for (int step = 1; step <= steps + 1; ++step) {
+      const OutOfCoreStepTiming t =
+          optimizer.step(pool, isa, AdamStepScalars::for_step(h, step), format, grads.data(), out.data());
+      if (step > 1) times.push_back(t.total_s);
+      if (step == 1 || step == steps + 1) streams.push_back(optimizer.stream_state_s());
+    }
+    run.file_bytes = static_cast<double>(optimizer.file_bytes());
+    run.staging_bytes = static_cast<double>(optimizer.staging_bytes());
+    run.direct_io = run.direct_io && optimizer.direct_io();
+  }
   run.seconds_per_step = median(times);
-  run.file_bytes = static_cast<double>(optimizer.file_bytes());
-  run.staging_bytes = static_cast<double>(optimizer.staging_bytes());
-  run.direct_io = optimizer.direct_io();
+  run.state_stream_Bps = 2.0 * run.file_bytes / median(streams);
   return run;
 }
 

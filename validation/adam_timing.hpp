@@ -17,10 +17,15 @@ struct OutOfCoreRun {
   double file_bytes = 0;
   double staging_bytes = 0;
   bool direct_io = false;
+  // Bytes read plus written per second by the same pipeline with no update (OutOfCoreAdam::
+  // stream_state_s), on the same files, before and after their timed steps: the median.
+  double state_stream_Bps = 0;
 };
 
-// The out-of-core optimizer with its state file in `dir` and a `dram_buffer_bytes` staging buffer.
+// The out-of-core optimizer with its state file in `dir` and a `dram_buffer_bytes` staging buffer:
+// `files` times on a fresh state file (a file's rate can depend on where it lands on the device),
+// a warm-up step then `steps` timed ones; the median over all timed steps.
 OutOfCoreRun time_adam_out_of_core(ThreadPool& pool, KernelIsa isa, HalfFormat format, const std::string& dir,
-                                   std::size_t params, std::size_t dram_buffer_bytes, int steps);
+                                   std::size_t params, std::size_t dram_buffer_bytes, int steps, int files = 1);
 
 }  // namespace luwu::validation

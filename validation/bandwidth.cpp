@@ -20,6 +20,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "validation/aligned_buffer.hpp"
+#include "validation/block_queue.hpp"
 
 namespace luwu::validation {
 
@@ -133,11 +134,18 @@ double measure_peak_fp32_flops(ThreadPool& pool) {
   return 2.0 * lanes * 12.0 * static_cast<double>(iterations) * pool.size() / best;
 }
 
-FileBandwidth measure_file_bandwidth(const std::string& dir, std::size_t file_bytes, std::size_t io_bytes) {
-  io_bytes = std::max<std::size_t>(kPageBytes, io_bytes / kPageBytes * kPageBytes);
-  file_bytes = std::max(io_bytes, file_bytes / io_bytes * io_bytes);
-  const std::string path = (std::filesystem::path(dir) / ("luwusim-calibrate-" + std::to_string(::getpid()) + ".scratch")).string();
-  FileBandwidth result;
+namespace {
+
+// One pass over a fresh scratch file: allocate it (not timed), then time an overwrite, a read and
+// the in-place read -> write-back stream; the 4 KiB read latency too when `latencies` is given.
+struct FilePass {
+  double write_s = 0, read_s = 0, stream_s = 0;
+  bool direct_io = false;
+};
+
+FilePass measure_one_file(const std::string& path, std::size_t file_bytes, std::size_t io_bytes,
+                          std::vector<AlignedBuffer<unsigned char>>& slots, std::vector<double>* latencies) {
+  FilePass result;
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600);
   result.direct_io = fd >= 0;
   if (fd < 0) fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -150,70 +158,134 @@ FileBandwidth measure_file_bandwidth(const std::string& dir, std::size_t file_by
       ::unlink(path.c_str());
     }
   } cleanup{fd, path};
+  unsigned char* const buffer = slots[0].data();
 
-  AlignedBuffer<unsigned char> buffer(io_bytes);
-  std::mt19937_64 rng(1);  // incompressible content, fixed
-  for (std::size_t i = 0; i < io_bytes; ++i) buffer[i] = static_cast<unsigned char>(rng() >> 56);
-
+  auto pwrite_all = [&](const unsigned char* data, std::size_t off) {
+    const ssize_t n = ::pwrite(fd, data, io_bytes, static_cast<off_t>(off));
+    if (n < 0 && errno == EINVAL && result.direct_io) return false;
+    if (n != static_cast<ssize_t>(io_bytes)) throw_errno(path + ": write failed");
+    return true;
+  };
+  auto pread_all = [&](unsigned char* data, std::size_t off) {
+    if (::pread(fd, data, io_bytes, static_cast<off_t>(off)) != static_cast<ssize_t>(io_bytes))
+      throw_errno(path + ": read failed");
+  };
+  // Buffered I/O must reach the device and be read back from it, not from the page cache.
+  auto sync = [&] {
+    if (!result.direct_io && ::fdatasync(fd) != 0) throw_errno(path + ": fdatasync failed");
+  };
+  auto drop_cache = [&] {
+    if (!result.direct_io) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  };
   auto write_all = [&] {
-    for (std::size_t off = 0; off < file_bytes; off += io_bytes) {
-      const ssize_t n = ::pwrite(fd, buffer.data(), io_bytes, static_cast<off_t>(off));
-      if (n < 0 && errno == EINVAL && result.direct_io) return false;
-      if (n != static_cast<ssize_t>(io_bytes)) throw_errno(path + ": write failed");
-    }
+    for (std::size_t off = 0; off < file_bytes; off += io_bytes)
+      if (!pwrite_all(buffer, off)) return false;
     if (::fsync(fd) != 0) throw_errno(path + ": fsync failed");
     return true;
   };
-  auto t0 = Clock::now();
+
+  // The first write allocates the file; the timed one overwrites it, as an optimizer rewrites its
+  // state file.
   if (!write_all()) {  // the filesystem accepted O_DIRECT at open but refuses the I/O
     ::close(fd);
     fd = ::open(path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
     if (fd < 0) throw_errno(path + ": cannot reopen the scratch file");
     result.direct_io = false;
-    t0 = Clock::now();
     write_all();
   }
-  result.write_Bps = static_cast<double>(file_bytes) / seconds_since(t0);
-  if (!result.direct_io) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // read from the device, not the cache
-
+  auto t0 = Clock::now();
+  write_all();
+  result.write_s = seconds_since(t0);
+  drop_cache();
   t0 = Clock::now();
-  for (std::size_t off = 0; off < file_bytes; off += io_bytes)
-    if (::pread(fd, buffer.data(), io_bytes, static_cast<off_t>(off)) != static_cast<ssize_t>(io_bytes))
-      throw_errno(path + ": read failed");
-  result.read_Bps = static_cast<double>(file_bytes) / seconds_since(t0);
+  for (std::size_t off = 0; off < file_bytes; off += io_bytes) pread_all(buffer, off);
+  result.read_s = seconds_since(t0);
+  drop_cache();
 
-  // One reader and one writer at once, as the out-of-core pipeline runs: the reader streams the
-  // first half of the file while the writer rewrites the second half.
-  if (!result.direct_io) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  {
-    const std::size_t half = file_bytes / io_bytes / 2 * io_bytes;
-    AlignedBuffer<unsigned char> read_buffer(io_bytes);
-    bool write_failed = false;
-    t0 = Clock::now();
-    std::thread writer([&] {
-      for (std::size_t off = half; off + io_bytes <= file_bytes; off += io_bytes)
-        if (::pwrite(fd, buffer.data(), io_bytes, static_cast<off_t>(off)) != static_cast<ssize_t>(io_bytes)) write_failed = true;
-      if (!result.direct_io && ::fdatasync(fd) != 0) write_failed = true;
-    });
-    bool read_failed = false;
-    for (std::size_t off = 0; off < half; off += io_bytes)
-      if (::pread(fd, read_buffer.data(), io_bytes, static_cast<off_t>(off)) != static_cast<ssize_t>(io_bytes)) read_failed = true;
-    writer.join();
-    if (read_failed || write_failed) throw std::runtime_error(path + ": mixed read/write failed");
-    result.mixed_Bps = static_cast<double>(half + (file_bytes - half) / io_bytes * io_bytes) / seconds_since(t0);
+  // The out-of-core optimizer's pattern: one reader streams the file ahead while one writer
+  // rewrites each request, once read, in place (a read -> write-back stream, slots in flight).
+  BlockQueue free_slots, loaded;
+  for (std::size_t i = 0; i < slots.size(); ++i) free_slots.push(static_cast<int>(i));
+  bool write_failed = false;
+  t0 = Clock::now();
+  std::thread writer([&] {
+    try {
+      for (std::size_t off = 0; off < file_bytes; off += io_bytes) {
+        const auto slot = loaded.pop();
+        if (!slot) return;
+        pwrite_all(slots[*slot].data(), off);
+        free_slots.push(*slot);
+      }
+      sync();
+    } catch (...) {
+      write_failed = true;
+      free_slots.abort();
+    }
+  });
+  bool read_failed = false;
+  try {
+    for (std::size_t off = 0; off < file_bytes; off += io_bytes) {
+      const auto slot = free_slots.pop();
+      if (!slot) break;
+      pread_all(slots[*slot].data(), off);
+      loaded.push(*slot);
+    }
+  } catch (...) {
+    read_failed = true;
+    loaded.abort();
   }
+  writer.join();
+  if (read_failed || write_failed) throw std::runtime_error(path + ": in-place read -> write-back stream failed");
+  result.stream_s = seconds_since(t0);
+  drop_cache();
 
-  if (!result.direct_io) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  std::vector<double> latencies;
-  std::uniform_int_distribution<std::size_t> page(0, file_bytes / kPageBytes - 1);
-  for (int i = 0; i < 64; ++i) {
-    const auto r0 = Clock::now();
-    if (::pread(fd, buffer.data(), kPageBytes, static_cast<off_t>(page(rng) * kPageBytes)) != static_cast<ssize_t>(kPageBytes))
-      throw_errno(path + ": read failed");
-    latencies.push_back(seconds_since(r0));
+  if (latencies) {
+    std::mt19937_64 rng(2);
+    std::uniform_int_distribution<std::size_t> page(0, file_bytes / kPageBytes - 1);
+    for (int i = 0; i < 64; ++i) {
+      const auto r0 = Clock::now();
+      if (::pread(fd, buffer, kPageBytes, static_cast<off_t>(page(rng) * kPageBytes)) != static_cast<ssize_t>(kPageBytes))
+        throw_errno(path + ": read failed");
+      latencies->push_back(seconds_since(r0));
+    }
   }
-  std::nth_element(latencies.begin(), latencies.begin() + 32, latencies.end());
-  result.read_latency_s = latencies[32];
+  return result;
+}
+
+}  // namespace
+
+FileBandwidth measure_file_bandwidth(const std::string& dir, std::size_t file_bytes, std::size_t io_bytes, int passes) {
+  io_bytes = std::max<std::size_t>(kPageBytes, io_bytes / kPageBytes * kPageBytes);
+  file_bytes = std::max(io_bytes, file_bytes / io_bytes * io_bytes);
+  passes = std::max(1, passes);
+  const std::string path = (std::filesystem::path(dir) / ("luwusim-calibrate-" + std::to_string(::getpid()) + ".scratch")).string();
+
+  // Slots of the in-place stream, as many as the out-of-core optimizer keeps in flight.
+  std::vector<AlignedBuffer<unsigned char>> slots;
+  for (int i = 0; i < 4; ++i) slots.emplace_back(io_bytes);
+  std::mt19937_64 rng(1);  // incompressible content, fixed
+  for (auto& slot : slots)
+    for (std::size_t i = 0; i < io_bytes; ++i) slot[i] = static_cast<unsigned char>(rng() >> 56);
+
+  // A fresh file per pass: on some devices (virtual disks here) a file's rate depends on where it
+  // lands, by +-25% between files; the median of several files is the device's typical rate.
+  std::vector<double> write_s, read_s, stream_s, latencies;
+  FileBandwidth result;
+  result.direct_io = true;
+  for (int p = 0; p < passes; ++p) {
+    const FilePass pass = measure_one_file(path, file_bytes, io_bytes, slots, p == 0 ? &latencies : nullptr);
+    write_s.push_back(pass.write_s);
+    read_s.push_back(pass.read_s);
+    stream_s.push_back(pass.stream_s);
+    result.direct_io = result.direct_io && pass.direct_io;
+  }
+  result.file_bytes = file_bytes;
+  result.io_bytes = io_bytes;
+  result.passes = passes;
+  result.write_Bps = static_cast<double>(file_bytes) / median(write_s);
+  result.read_Bps = static_cast<double>(file_bytes) / median(read_s);
+  result.read_write_Bps = 2.0 * static_cast<double>(file_bytes) / median(stream_s);
+  result.read_latency_s = median(latencies);
   return result;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Measurements of this machine's streaming rates: DRAM (a STREAM-like triad and a
-// read-modify-write stream) and a scratch file's sequential read and write bandwidth.  Each
+// read-modify-write stream) and a scratch file's sequential read and write bandwidth, and its
+// in-place read -> write-back stream (the out-of-core optimizer's pattern).  Each
 // memory figure is the best of several repetitions (STREAM's convention) over arrays far larger
 // than the caches, first touched by the threads that later stream them.
 #include <cstddef>
@@ -25,12 +26,19 @@ double measure_peak_fp32_flops(ThreadPool& pool);
 struct FileBandwidth {
   double read_Bps = 0;
   double write_Bps = 0;
-  double mixed_Bps = 0;       // bytes read + written per second with one reader and one writer at once
+  double read_write_Bps = 0;  // bytes read + written per second by the in-place read -> write-back stream
   double read_latency_s = 0;  // median of random 4 KiB reads
   bool direct_io = false;     // O_DIRECT was used (else buffered I/O, synced, cache dropped)
+  std::size_t file_bytes = 0, io_bytes = 0;
+  int passes = 0;
 };
 
-// Writes then reads a scratch file of `file_bytes` in `dir` in `io_bytes` requests, and removes it.
-FileBandwidth measure_file_bandwidth(const std::string& dir, std::size_t file_bytes, std::size_t io_bytes);
+// `passes` times, on a fresh scratch file of `file_bytes` in `dir` each time: allocates it, then
+// times an overwrite, a read and the in-place stream (one reader ahead, one writer rewriting each
+// `io_bytes` request once read, 4 requests in flight), and removes it.  Each rate is the median
+// over the files (a file's rate can depend on where it lands); the latency is the median of 64
+// random 4 KiB reads of the first file.
+FileBandwidth measure_file_bandwidth(const std::string& dir, std::size_t file_bytes, std::size_t io_bytes,
+                                     int passes = 3);
 
 }  // namespace luwu::validation

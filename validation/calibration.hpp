@@ -16,6 +16,8 @@ struct CalibrationOptions {
   std::string scratch_dir;  // where the scratch and optimizer-state files go
   bool quick = false;       // smaller arrays and files, fewer repetitions (seconds, not minutes)
   unsigned threads = 0;     // 0: all hardware threads
+  bool disk = true;         // measure the scratch directory's device (the SSD profile needs it)
+  bool kernels = true;      // time the Adam step in memory and out of core (for the description)
 };
 
 struct Calibration {

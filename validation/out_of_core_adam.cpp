@@ -126,8 +126,8 @@ void OutOfCoreAdam::read_state(float* master, float* m, float* v) {
   }
 }
 
-OutOfCoreStepTiming OutOfCoreAdam::step(ThreadPool& pool, KernelIsa isa, const AdamStepScalars& s, HalfFormat format,
-                                        const std::uint16_t* gradients, std::uint16_t* params_out) {
+template <typename Update>
+OutOfCoreStepTiming OutOfCoreAdam::pipeline(Update&& update) {
   BlockQueue free_slots, loaded, updated;
   for (std::size_t i = 0; i < slots_.size(); ++i) free_slots.push(static_cast<int>(i));
   std::mutex error_mutex;
@@ -176,11 +176,7 @@ OutOfCoreStepTiming OutOfCoreAdam::step(ThreadPool& pool, KernelIsa isa, const A
       timing.compute_wait_s += seconds_since(wait_start);
       if (!slot) break;
       const auto compute_start = std::chrono::steady_clock::now();
-      float* state = slots_[*slot].data();
-      const std::size_t first = b * block_params_;
-      const AdamSlice slice{state, state + block_params_, state + 2 * block_params_, gradients + first,
-                            params_out + first, params_in_block(b)};
-      adam_step_parallel(pool, isa, s, format, slice);
+      update(b, slots_[*slot].data());
       timing.compute_s += seconds_since(compute_start);
       updated.push(*slot);
     }
@@ -192,6 +188,20 @@ OutOfCoreStepTiming OutOfCoreAdam::step(ThreadPool& pool, KernelIsa isa, const A
   timing.total_s = seconds_since(t0);
   if (error) std::rethrow_exception(error);
   return timing;
+}
+
+OutOfCoreStepTiming OutOfCoreAdam::step(ThreadPool& pool, KernelIsa isa, const AdamStepScalars& s, HalfFormat format,
+                                        const std::uint16_t* gradients, std::uint16_t* params_out) {
+  return pipeline([&](std::size_t b, float* state) {
+    const std::size_t first = b * block_params_;
+    const AdamSlice slice{state, state + block_params_, state + 2 * block_params_, gradients + first,
+                          params_out + first, params_in_block(b)};
+    adam_step_parallel(pool, isa, s, format, slice);
+  });
+}
+
+double OutOfCoreAdam::stream_state_s() {
+  return pipeline([](std::size_t, float*) {}).total_s;
 }
 
 }  // namespace luwu::validation

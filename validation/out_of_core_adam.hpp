@@ -43,6 +43,10 @@ class OutOfCoreAdam {
   OutOfCoreStepTiming step(ThreadPool& pool, KernelIsa isa, const AdamStepScalars& s, HalfFormat format,
                            const std::uint16_t* gradients, std::uint16_t* params_out);
 
+  // The same pipeline with no update: every block read and written back unchanged.  Its time is
+  // the device's share of a step, measured on this very file (the state is left as it was).
+  double stream_state_s();
+
   std::size_t param_count() const { return param_count_; }
   std::size_t block_params() const { return block_params_; }
   std::size_t block_count() const { return block_count_; }
@@ -56,6 +60,9 @@ class OutOfCoreAdam {
   std::size_t params_in_block(std::size_t block) const;
   void read_block(std::size_t block, float* slot);
   void write_block(std::size_t block, const float* slot);
+  // Reader -> update(block, slot) -> writer over every block, kSlots blocks in flight.
+  template <typename Update>
+  OutOfCoreStepTiming pipeline(Update&& update);
 
   std::string path_;
   std::size_t param_count_, block_params_, block_count_;

@@ -77,6 +77,29 @@ TEST_CASE("SSD striping multiplies bandwidth and capacity by the device count") 
   CHECK(one.read_Bps() == doctest::Approx(7.0e9));
 }
 
+TEST_CASE("SSD reads and writes at once: max of each direction's limit and the shared one") {
+  // 1.1 GB/s reads, 2.5 GB/s writes, 2.2 GB/s together; 1 GB each way.
+  SsdArray slow_reads{SsdSpec{1.1e9, 2.5e9, 1e12, 0, 2.2e9}, 1};
+  CHECK(slow_reads.streaming_s(1e9, 1e9) == doctest::Approx(1 / 1.1).scale(0));  // the reads bind
+  SsdArray shared{SsdSpec{2e9, 2e9, 1e12, 50e-6, 2.5e9}, 2};                     // striped over two
+  CHECK(shared.read_write_Bps() == doctest::Approx(5e9).scale(0));
+  CHECK(shared.stream_time_s(1e9, 1e9) == doctest::Approx(50e-6 + 2 / 5.0).scale(0));  // the shared limit binds
+  // Unset: the faster direction's rate, SimGrid's default for a disk.
+  SsdArray unset{SsdSpec{7.0e9, 3.8e9, 3.84e12, 90e-6}, 1};
+  CHECK(unset.read_write_Bps() == doctest::Approx(7.0e9).scale(0));
+  CHECK(unset.streaming_s(3.8e9, 3.8e9) == doctest::Approx(7.6 / 7.0).scale(0));  // 7.6 GB at 7 GB/s together
+  // From a profile: the field when given, else the default.
+  CHECK(ssd_from_profile(find_profile("samsung-pm1733")).read_write_Bps == doctest::Approx(7.0e9).scale(0));
+  luwu::Json with_field = luwu::Json::parse(R"({"name": "mixed-ssd", "kind": "ssd", "description": "test", "fields": {
+      "read_bandwidth": {"value": 1.1, "unit": "GB/s", "source": "test"},
+      "write_bandwidth": {"value": 2.5, "unit": "GB/s", "source": "test"},
+      "read_write_bandwidth": {"value": 2.2, "unit": "GB/s", "source": "test"},
+      "capacity": {"value": 1, "unit": "TB", "source": "test"},
+      "latency": {"value": 50, "unit": "us", "source": "test"}}})");
+  CHECK(ssd_from_profile(profile_from_json(luwu::JsonNode(with_field, "mixed-ssd.json"))).read_write_Bps ==
+        doctest::Approx(2.2e9).scale(0));
+}
+
 TEST_CASE("memory tiers: achieved = theoretical x stream efficiency") {
   // DDR4-3200: 25.6 GB/s per channel x 16 channels = 409.6 GB/s; 75% -> 307.2 GB/s.
   MemorySpec ddr4 = memory_from_profile(find_profile("ddr4-3200-dual-socket"));

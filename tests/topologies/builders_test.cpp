@@ -153,7 +153,8 @@ TEST_CASE("fat-tree, 3 tiers of 4-port switches is the k = 4 fat-tree") {
   p.gpus_per_server = 1;
   p.gpus_per_pcie_switch = 1;
   p.tiers = 3;
-  p.switch_profile = small_switch_profile(4);
+  const auto tiny_switch = small_switch_profile(4);
+  p.switch_profile = tiny_switch->path;
   Topology t = build_fat_tree(p);
   // k = 4: 8 hosts, 4 leaves (2 per pod), 2 pods x 2 aggregation switches, (k/2)^2 = 4 cores.
   CHECK(t.of_kind(VertexKind::Gpu).size() == 8);

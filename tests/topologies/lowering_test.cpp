@@ -2,12 +2,15 @@
 // runs in a forked child (fresh engine) and reports back through a pipe.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Disk.hpp>
+#include <simgrid/s4u/Io.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include "tests/topologies/topology_test_support.hpp"
@@ -242,4 +245,62 @@ TEST_CASE("lowering: one flow takes latency + bytes / bottleneck bandwidth; spli
   const double shared = latency_s(t, route) + 2 * bytes / bottleneck_Bps(t, route);
   CHECK(t0 == doctest::Approx(shared).epsilon(1e-6));
   CHECK(t1 == doctest::Approx(shared).epsilon(1e-6));
+}
+
+namespace {
+
+// A CPU owning one SSD of the given rates; `read_write_Bps` 0 leaves the default.
+Topology cpu_with_ssd(double read_Bps, double write_Bps, double read_write_Bps) {
+  Topology t;
+  VertexProps cpu{"cpu", VertexKind::Cpu, "", 0};
+  cpu.speed_flops = 1e9;
+  VertexProps ssd{"ssd", VertexKind::Ssd, "", 0};
+  ssd.read_Bps = read_Bps;
+  ssd.write_Bps = write_Bps;
+  ssd.read_write_Bps = read_write_Bps;
+  ssd.capacity_bytes = 1e12;
+  t.add_vertex(cpu);
+  t.add_vertex(ssd);
+  EdgeProps nvme;
+  nvme.kind = LinkKind::Nvme;
+  nvme.bandwidth_Bps = std::max(read_Bps, write_Bps);
+  t.add_link("cpu", "ssd", nvme);
+  return t;
+}
+
+// Simulated seconds to read `read_bytes` while writing `write_bytes` on the lowered SSD.
+double simulated_read_while_write_s(const Topology& t, double read_bytes, double write_bytes) {
+  const std::string out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform lp = lower_to_simgrid(t, engine);
+    sg4::Disk* disk = lp.disks.at("ssd");
+    double finished = -1;
+    sg4::Actor::create("io", lp.host("cpu"), [&] {
+      auto read = disk->read_async(static_cast<sg_size_t>(read_bytes));
+      auto write = disk->write_async(static_cast<sg_size_t>(write_bytes));
+      read->wait();
+      write->wait();
+      finished = sg4::Engine::get_clock();
+    });
+    engine.run();
+    std::ostringstream s;
+    s.precision(17);
+    s << finished;
+    return s.str();
+  });
+  return std::stod(out);
+}
+
+}  // namespace
+
+TEST_CASE("lowering: an SSD's reads and writes at once share its read_write bandwidth (models/storage.hpp)") {
+  const double gb = 1e9;
+  // Shared limit binding: 1 GB each way, 2 GB/s per direction, 2.5 GB/s together -> 2 / 2.5 s.
+  Topology shared = cpu_with_ssd(2 * gb, 2 * gb, 2.5 * gb);
+  CHECK(simulated_read_while_write_s(shared, gb, gb) == doctest::Approx(0.8).scale(0).epsilon(1e-6));
+  // Read limit binding: 1 GB/s reads, 2.5 GB/s writes, 2.2 GB/s together -> 1 GB / 1 GB/s.
+  Topology read_bound = cpu_with_ssd(1 * gb, 2.5 * gb, 2.2 * gb);
+  CHECK(simulated_read_while_write_s(read_bound, gb, gb) == doctest::Approx(1.0).scale(0).epsilon(1e-6));
+  // Absent: the faster direction's rate, 2 GB/s for both together -> 1 s.
+  Topology by_default = cpu_with_ssd(2 * gb, 2 * gb, 0);
+  CHECK(simulated_read_while_write_s(by_default, gb, gb) == doctest::Approx(1.0).scale(0).epsilon(1e-6));
 }

@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by the topology tests.
+#include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <unistd.h>
 
@@ -22,15 +24,24 @@ inline void write_text(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// A file that is removed when it goes out of scope.
+struct TempFile {
+  std::string path;
+  explicit TempFile(std::string p) : path(std::move(p)) {}
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
 // A copy of the shipped tofino profile with a different port count, so small fat-trees of
-// low-radix switches can be built and counted by hand.
-inline std::string small_switch_profile(int ports) {
+// low-radix switches can be built and counted by hand.  Keep the returned file while it is used.
+inline std::unique_ptr<TempFile> small_switch_profile(int ports) {
   luwu::Json j = luwu::load_json_file(luwu::models::profiles_dir() + "/tofino.json");
   j["name"] = "tiny-switch-" + std::to_string(ports);
   j["fields"]["ports"]["value"] = ports;
-  std::string path = temp_path("tiny-switch-" + std::to_string(ports) + ".json");
-  write_text(path, j.dump(2));
-  return path;
+  auto file = std::make_unique<TempFile>(temp_path("tiny-switch-" + std::to_string(ports) + ".json"));
+  write_text(file->path, j.dump(2));
+  return file;
 }
 
 inline std::vector<std::string> route_names(const Topology& t, const std::vector<Edge>& route, Vertex from) {

@@ -21,6 +21,7 @@ Calibration example() {
   c.peak_fp32_flops = 160e9;
   c.file.read_Bps = 1e9;
   c.file.write_Bps = 2e9;
+  c.file.read_write_Bps = 1.5e9;
   c.file.read_latency_s = 50e-6;
   c.file.direct_io = true;
   c.file_capacity_bytes = 250e9;
@@ -42,12 +43,20 @@ TEST_CASE("calibrated host and SSD profiles pass the models' validation with the
   CHECK(ssd.get("read_bandwidth") == doctest::Approx(1e9));
   CHECK(ssd.get("write_bandwidth") == doctest::Approx(2e9));
   CHECK(ssd.get("latency") == doctest::Approx(50e-6));
+  CHECK(ssd.get("read_write_bandwidth") == doctest::Approx(1.5e9));
 
   // In memory: 28 B/param (read 2 + 12, write 12 + 2) over 20 GB/s; 64M params.
   const double params = 64.0 * (1 << 20);
   CHECK(predict_in_memory_step_s(host, params) == doctest::Approx(params * 28 / 20e9));
-  // Out of core: 12 B/param read at 1 GB/s plus 12 written at 2 GB/s, longer than the DRAM step.
-  CHECK(predict_out_of_core_step_s(host, ssd, params) == doctest::Approx(params * (12 / 1e9 + 12 / 2e9)));
+  // Out of core: 12 B/param read back and 12 written at once: max(12 / 1 GB/s, 12 / 2 GB/s,
+  // 24 / 1.5 GB/s together) = 16 ns/param, longer than the DRAM side (52 B/param staged, 2.6 ns).
+  CHECK(predict_out_of_core_step_s(host, ssd, params) == doctest::Approx(params * 24 / 1.5e9));
+  // Paired with the state files' own stream rate S for reads, writes and both: 24 B/param over S.
+  const models::SsdSpec state_files{3e9, 3e9, 1e12, 50e-6, 3e9};
+  CHECK(predict_out_of_core_step_s(host, state_files, params) == doctest::Approx(params * 24 / 3e9));
+  // A disk faster than DRAM's staging traffic leaves the step DRAM-bound: 52 B/param over 20 GB/s.
+  const models::SsdSpec fast{100e9, 100e9, 1e12, 50e-6, 100e9};
+  CHECK(predict_out_of_core_step_s(host, fast, params) == doctest::Approx(params * 52 / 20e9));
 }
 
 TEST_CASE("the SSD profile goes beside the host profile") {
