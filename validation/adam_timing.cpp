@@ -8,6 +8,7 @@
 
 #include "validation/adam_parallel.hpp"
 #include "validation/aligned_buffer.hpp"
+#include "validation/bandwidth.hpp"
 #include "validation/half_precision.hpp"
 #include "validation/out_of_core_adam.hpp"
 
@@ -41,7 +42,7 @@ void fill_gradients(ThreadPool& pool, std::uint16_t* g, std::size_t n, HalfForma
 
 }  // namespace
 
-double time_adam_in_memory_s(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps) {
+InMemoryRun time_adam_in_memory(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps) {
   AlignedBuffer<float> master(params), m(params), v(params);
   AlignedBuffer<std::uint16_t> grads(params), out(params);
   pool.parallel_for(params, kAdamPieceGranularity, [&](std::size_t lo, std::size_t hi) {
@@ -53,13 +54,22 @@ double time_adam_in_memory_s(ThreadPool& pool, KernelIsa isa, HalfFormat format,
   fill_gradients(pool, grads.data(), params, format);
   const AdamSlice slice{master.data(), m.data(), v.data(), grads.data(), out.data(), params};
   const AdamHyperparameters h = timing_hyperparameters();
-  std::vector<double> times;
+  std::vector<double> times, ceilings;
+  auto measure_ceiling = [&] {
+    ceilings.push_back(measure_read_modify_write_Bps_on(pool, master.data(), m.data(), v.data(), params, 3));
+  };
+  measure_ceiling();
   for (int step = 1; step <= steps + 1; ++step) {
     const auto t0 = Clock::now();
     adam_step_parallel(pool, isa, AdamStepScalars::for_step(h, step), format, slice);
     if (step > 1) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  return median(times);
+  measure_ceiling();
+  return InMemoryRun{median(times), (ceilings.front() + ceilings.back()) / 2};
+}
+
+double time_adam_in_memory_s(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps) {
+  return time_adam_in_memory(pool, isa, format, params, steps).seconds_per_step;
 }
 
 OutOfCoreRun time_adam_out_of_core(ThreadPool& pool, KernelIsa isa, HalfFormat format, const std::string& dir,

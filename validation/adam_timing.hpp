@@ -12,6 +12,14 @@ namespace luwu::validation {
 // Seconds per step of the in-memory kernel over `params` parameters (AdamW, PyTorch's defaults).
 double time_adam_in_memory_s(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps);
 
+struct InMemoryRun {
+  double seconds_per_step = 0;
+  // The read-modify-write stream (bandwidth.hpp) over the kernel's own fp32 state arrays, before
+  // and after the timed steps: the mean of the two.
+  double state_read_modify_write_Bps = 0;
+};
+InMemoryRun time_adam_in_memory(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps);
+
 struct OutOfCoreRun {
   double seconds_per_step = 0;
   double file_bytes = 0;

@@ -71,6 +71,21 @@ double measure_triad_Bps(ThreadPool& pool, std::size_t n, int repetitions) {
   return 24.0 * static_cast<double>(n) / median(times);
 }
 
+namespace {
+double time_read_modify_write_Bps(ThreadPool& pool, float* a, float* b, float* c, std::size_t n, float s, float t,
+                                  int repetitions) {
+  std::vector<double> times;
+  for (int r = 0; r < repetitions; ++r) {
+    const auto t0 = Clock::now();
+    pool.parallel_for(n, kGranularity, [&](std::size_t lo, std::size_t hi) {
+      read_modify_write(a + lo, b + lo, c + lo, s, t, hi - lo);
+    });
+    times.push_back(seconds_since(t0));
+  }
+  return 8.0 * 3.0 * static_cast<double>(n) / median(times);
+}
+}  // namespace
+
 double measure_read_modify_write_Bps(ThreadPool& pool, std::size_t elements, int repetitions) {
   const std::size_t n = elements / 3;
   AlignedBuffer<float> a(n), b(n), c(n);
@@ -79,16 +94,13 @@ double measure_read_modify_write_Bps(ThreadPool& pool, std::size_t elements, int
     std::fill(b.data() + lo, b.data() + hi, 1.0f);
     std::fill(c.data() + lo, c.data() + hi, 1.0f);
   });
-  std::vector<double> times;
-  for (int r = 0; r < repetitions; ++r) {
-    const auto t0 = Clock::now();
-    // s * 1 + t stays 1 when s + t = 1: no overflow or denormals however often it runs.
-    pool.parallel_for(n, kGranularity, [&](std::size_t lo, std::size_t hi) {
-      read_modify_write(a.data() + lo, b.data() + lo, c.data() + lo, 0.5f, 0.5f, hi - lo);
-    });
-    times.push_back(seconds_since(t0));
-  }
-  return 8.0 * 3.0 * static_cast<double>(n) / median(times);
+  // s * 1 + t stays 1 when s + t = 1: no overflow or denormals however often it runs.
+  return time_read_modify_write_Bps(pool, a.data(), b.data(), c.data(), n, 0.5f, 0.5f, repetitions);
+}
+
+double measure_read_modify_write_Bps_on(ThreadPool& pool, float* a, float* b, float* c, std::size_t n, int repetitions) {
+  // x * 1 + (-0) is x for every float x, -0 included: the arrays keep their bits.
+  return time_read_modify_write_Bps(pool, a, b, c, n, 1.0f, -0.0f, repetitions);
 }
 
 namespace {

@@ -19,6 +19,9 @@ double measure_triad_Bps(ThreadPool& pool, std::size_t elements, int repetitions
 // element: the ceiling of a kernel that rewrites the lines it has just read, with as many
 // concurrent streams as the optimizer step's state (master, m, v).
 double measure_read_modify_write_Bps(ThreadPool& pool, std::size_t elements, int repetitions);
+// The same stream over three given arrays of n floats, leaving their bits unchanged: the rate of
+// the very memory a kernel works on.
+double measure_read_modify_write_Bps_on(ThreadPool& pool, float* a, float* b, float* c, std::size_t n, int repetitions);
 
 // Peak fp32 FLOP/s of the pool's threads: independent chains of vector FMAs in registers.
 double measure_peak_fp32_flops(ThreadPool& pool);

@@ -1,11 +1,11 @@
 #include "validation/step_time_validation.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "models/host.hpp"
 #include "models/optimizer_cost.hpp"
 #include "validation/adam_timing.hpp"
 
@@ -13,31 +13,36 @@ namespace luwu::validation {
 
 namespace {
 
+// In-memory cases run this many rounds of (profiles, kernel) back to back and take the medians,
+// so that one jump of the DRAM rate between a calibration and a measurement does not decide them.
+constexpr int kInMemoryRounds = 3;
+
 // The kernels run AdamW (decoupled decay) on fp16 gradients and parameters.
 models::OptimizerCost kernel_cost() { return models::adam_mixed_precision_cost({}, /*decoupled_weight_decay=*/true); }
 
-double predict_step_s(const models::Profile& host, const models::SsdSpec* ssd, double params) {
-  models::HostSpec spec = models::host_from_profiles(host);
-  models::StatePlacement placement;
-  if (ssd) {
-    spec.ssds = models::SsdArray{*ssd, 1};
-    placement = {0, 0, 1};
-  }
-  return models::cpu_optimizer_step_times(spec, params, kernel_cost(), placement).total_s;
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
+
+double error_pct(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
 
 }  // namespace
 
-double predict_in_memory_step_s(const models::Profile& host, double params) {
-  return predict_step_s(host, nullptr, params);
+double predict_in_memory_step_s(const models::HostSpec& host, double params) {
+  return models::cpu_optimizer_step_times(host, params, kernel_cost(), {1, 0, 0}).total_s;
 }
 
-double predict_out_of_core_step_s(const models::Profile& host, const models::SsdSpec& ssd, double params) {
-  return predict_step_s(host, &ssd, params);
+double predict_in_memory_step_s(const models::Profile& host, double params) {
+  return predict_in_memory_step_s(models::host_from_profiles(host), params);
+}
+
+double predict_out_of_core_step_s(const models::HostSpec& host, double params) {
+  return models::cpu_optimizer_step_times(host, params, kernel_cost(), {0, 0, 1}).total_s;
 }
 
 double predict_out_of_core_step_s(const models::Profile& host, const models::Profile& ssd, double params) {
-  return predict_out_of_core_step_s(host, models::ssd_from_profile(ssd), params);
+  return predict_out_of_core_step_s(models::host_from_profiles(host, &ssd, 1), params);
 }
 
 std::vector<ValidationCase> run_validation(const ProfileSource& profiles, const ValidationOptions& o,
@@ -62,39 +67,45 @@ std::vector<ValidationCase> run_validation(const ProfileSource& profiles, const 
     c.out_of_core = p.out_of_core;
     c.name = fmt::format("{} {}M", p.out_of_core ? "out-of-core" : "in-memory", p.params >> 20);
     c.target_pct = p.out_of_core ? 20 : 10;
-    const CaseProfiles use = profiles(p.out_of_core);
     progress("validate: " + c.name);
     if (p.out_of_core) {
+      const CaseProfiles use = profiles(true);
       if (!use.ssd) throw std::invalid_argument("validate: an out-of-core case needs an SSD profile");
-      const OutOfCoreRun run =
-          time_adam_out_of_core(pool, best_isa(), HalfFormat::fp16, o.scratch_dir, p.params,
-                                p.dram_buffer_bytes, steps, o.quick ? 2 : 3);
-      c.measured_s = run.seconds_per_step;
-      c.state_stream_Bps = run.state_stream_Bps;
+      const models::HostSpec host = models::host_from_profiles(use.host, &*use.ssd, 1);
+      const OutOfCoreRun run = time_adam_out_of_core(pool, best_isa(), HalfFormat::fp16, o.scratch_dir, p.params,
+                                                     p.dram_buffer_bytes, steps, o.quick ? 2 : 3);
       c.name += fmt::format(" (file {:.0f} MB, buffer {:.0f} MB)", run.file_bytes / 1e6, run.staging_bytes / 1e6);
-      if (o.ssd_from_state_files) {
-        // The stream moves reads and writes at once; it bounds each direction and both together.
-        models::SsdSpec ssd = models::ssd_from_profile(*use.ssd);
-        ssd.read_Bps = ssd.write_Bps = ssd.read_write_Bps = run.state_stream_Bps;
-        ValidationCase paired = c;
-        paired.ssd_source = "state files";
-        paired.name += ", SSD: state files";
-        paired.predicted_s = predict_out_of_core_step_s(use.host, ssd, c.params);
-        paired.error_pct = 100.0 * (paired.predicted_s - paired.measured_s) / paired.measured_s;
-        cases.push_back(paired);
-      }
-      c.ssd_source = "profile";
-      c.name += ", SSD: profile";
-      {
-        const models::SsdArray device{models::ssd_from_profile(*use.ssd), 1};
-        c.profile_stream_Bps = 2.0 / device.streaming_s(1.0, 1.0);
-      }
-      c.predicted_s = predict_out_of_core_step_s(use.host, *use.ssd, c.params);
+      c.measured_s = run.seconds_per_step;
+      c.predicted_s = predict_out_of_core_step_s(host, c.params);
+      c.profile_device_Bps = 2.0 / host.ssds->streaming_s(1.0, 1.0);
+      // Paired: the files' stream moves reads and writes at once; it bounds each direction and both.
+      models::HostSpec paired = host;
+      paired.ssds->count = 1;
+      paired.ssds->device.read_Bps = paired.ssds->device.write_Bps = paired.ssds->device.read_write_Bps =
+          run.state_stream_Bps;
+      c.paired_device_Bps = run.state_stream_Bps;
+      c.paired_predicted_s = predict_out_of_core_step_s(paired, c.params);
     } else {
-      c.predicted_s = predict_in_memory_step_s(use.host, c.params);
-      c.measured_s = time_adam_in_memory_s(pool, best_isa(), HalfFormat::fp16, p.params, steps);
+      std::vector<double> predicted, paired_predicted, measured, paired_Bps, profile_Bps;
+      for (int round = 0; round < kInMemoryRounds; ++round) {
+        const models::HostSpec host = models::host_from_profiles(profiles(false).host);
+        const InMemoryRun run = time_adam_in_memory(pool, best_isa(), HalfFormat::fp16, p.params, steps);
+        models::HostSpec paired = host;
+        paired.cpu.memory_Bps = run.state_read_modify_write_Bps;
+        predicted.push_back(predict_in_memory_step_s(host, c.params));
+        paired_predicted.push_back(predict_in_memory_step_s(paired, c.params));
+        measured.push_back(run.seconds_per_step);
+        paired_Bps.push_back(run.state_read_modify_write_Bps);
+        profile_Bps.push_back(host.cpu.memory_Bps);
+      }
+      c.predicted_s = median(predicted);
+      c.paired_predicted_s = median(paired_predicted);
+      c.measured_s = median(measured);
+      c.paired_device_Bps = median(paired_Bps);
+      c.profile_device_Bps = median(profile_Bps);
     }
-    c.error_pct = 100.0 * (c.predicted_s - c.measured_s) / c.measured_s;
+    c.error_pct = error_pct(c.predicted_s, c.measured_s);
+    c.paired_error_pct = error_pct(c.paired_predicted_s, c.measured_s);
     cases.push_back(c);
   }
   return cases;

@@ -55,6 +55,11 @@ TEST_CASE("calibrate --quick writes a host and an SSD profile with calibrated so
     const double expected_error = 100 * (c.at("predicted_s").get<double>() - c.at("measured_s").get<double>()) /
                                   c.at("measured_s").get<double>();
     CHECK(c.at("error_pct").get<double>() == doctest::Approx(expected_error));
+    const double expected_paired_error = 100 * (c.at("paired_predicted_s").get<double>() - c.at("measured_s").get<double>()) /
+                                         c.at("measured_s").get<double>();
+    CHECK(c.at("paired_error_pct").get<double>() == doctest::Approx(expected_paired_error));
+    CHECK(c.at("paired_device_Bps").get<double>() > 0);
+    CHECK(c.at("profile_device_Bps").get<double>() > 0);
     any_out_of_core = any_out_of_core || c.at("out_of_core").get<bool>();
   }
   CHECK(any_out_of_core);

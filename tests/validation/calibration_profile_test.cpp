@@ -52,11 +52,15 @@ TEST_CASE("calibrated host and SSD profiles pass the models' validation with the
   // 24 / 1.5 GB/s together) = 16 ns/param, longer than the DRAM side (52 B/param staged, 2.6 ns).
   CHECK(predict_out_of_core_step_s(host, ssd, params) == doctest::Approx(params * 24 / 1.5e9));
   // Paired with the state files' own stream rate S for reads, writes and both: 24 B/param over S.
-  const models::SsdSpec state_files{3e9, 3e9, 1e12, 50e-6, 3e9};
-  CHECK(predict_out_of_core_step_s(host, state_files, params) == doctest::Approx(params * 24 / 3e9));
+  models::HostSpec paired = models::host_from_profiles(host);
+  paired.ssds = models::SsdArray{models::SsdSpec{3e9, 3e9, 1e12, 50e-6, 3e9}, 1};
+  CHECK(predict_out_of_core_step_s(paired, params) == doctest::Approx(params * 24 / 3e9));
   // A disk faster than DRAM's staging traffic leaves the step DRAM-bound: 52 B/param over 20 GB/s.
-  const models::SsdSpec fast{100e9, 100e9, 1e12, 50e-6, 100e9};
-  CHECK(predict_out_of_core_step_s(host, fast, params) == doctest::Approx(params * 52 / 20e9));
+  paired.ssds = models::SsdArray{models::SsdSpec{100e9, 100e9, 1e12, 50e-6, 100e9}, 1};
+  CHECK(predict_out_of_core_step_s(paired, params) == doctest::Approx(params * 52 / 20e9));
+  // In memory with a paired DRAM rate of 40 GB/s: 28 B/param over it.
+  paired.cpu.memory_Bps = 40e9;
+  CHECK(predict_in_memory_step_s(paired, params) == doctest::Approx(params * 28 / 40e9));
 }
 
 TEST_CASE("the SSD profile goes beside the host profile") {
