@@ -54,18 +54,21 @@ InMemoryRun time_adam_in_memory(ThreadPool& pool, KernelIsa isa, HalfFormat form
   fill_gradients(pool, grads.data(), params, format);
   const AdamSlice slice{master.data(), m.data(), v.data(), grads.data(), out.data(), params};
   const AdamHyperparameters h = timing_hyperparameters();
-  std::vector<double> times, ceilings;
-  auto measure_ceiling = [&] {
-    ceilings.push_back(measure_read_modify_write_Bps_on(pool, master.data(), m.data(), v.data(), params, 3));
-  };
-  measure_ceiling();
+  // A pass of the ceiling stream over the state before every step: each timed step is paired
+  // with the passes on both sides of it.
+  InMemoryRun run;
+  std::vector<double> ceilings{measure_read_modify_write_Bps_on(pool, master.data(), m.data(), v.data(), params, 1)};
   for (int step = 1; step <= steps + 1; ++step) {
     const auto t0 = Clock::now();
     adam_step_parallel(pool, isa, AdamStepScalars::for_step(h, step), format, slice);
-    if (step > 1) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    const double step_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    ceilings.push_back(measure_read_modify_write_Bps_on(pool, master.data(), m.data(), v.data(), params, 1));
+    if (step == 1) continue;
+    run.step_s.push_back(step_s);
+    run.state_read_modify_write_Bps.push_back((ceilings[ceilings.size() - 2] + ceilings.back()) / 2);
   }
-  measure_ceiling();
-  return InMemoryRun{median(times), (ceilings.front() + ceilings.back()) / 2};
+  run.seconds_per_step = median(run.step_s);
+  return run;
 }
 
 double time_adam_in_memory_s(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps) {

@@ -3,6 +3,7 @@
 // median over `steps` steps after one warm-up step.  Step numbers advance as in training.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "validation/adam_step.hpp"
 #include "validation/thread_pool.hpp"
@@ -13,10 +14,11 @@ namespace luwu::validation {
 double time_adam_in_memory_s(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps);
 
 struct InMemoryRun {
-  double seconds_per_step = 0;
-  // The read-modify-write stream (bandwidth.hpp) over the kernel's own fp32 state arrays, before
-  // and after the timed steps: the mean of the two.
-  double state_read_modify_write_Bps = 0;
+  double seconds_per_step = 0;  // the median of step_s
+  std::vector<double> step_s;   // each timed step
+  // For each timed step, the read-modify-write stream (bandwidth.hpp) over the kernel's own fp32
+  // state arrays, the mean of one pass just before and one just after it.
+  std::vector<double> state_read_modify_write_Bps;
 };
 InMemoryRun time_adam_in_memory(ThreadPool& pool, KernelIsa isa, HalfFormat format, std::size_t params, int steps);
 

@@ -86,21 +86,25 @@ std::vector<ValidationCase> run_validation(const ProfileSource& profiles, const 
       c.paired_device_Bps = run.state_stream_Bps;
       c.paired_predicted_s = predict_out_of_core_step_s(paired, c.params);
     } else {
-      std::vector<double> predicted, paired_predicted, measured, paired_Bps, profile_Bps;
+      std::vector<double> predicted, measured, paired_ratio, paired_Bps, profile_Bps;
       for (int round = 0; round < kInMemoryRounds; ++round) {
         const models::HostSpec host = models::host_from_profiles(profiles(false).host);
         const InMemoryRun run = time_adam_in_memory(pool, best_isa(), HalfFormat::fp16, p.params, steps);
-        models::HostSpec paired = host;
-        paired.cpu.memory_Bps = run.state_read_modify_write_Bps;
         predicted.push_back(predict_in_memory_step_s(host, c.params));
-        paired_predicted.push_back(predict_in_memory_step_s(paired, c.params));
         measured.push_back(run.seconds_per_step);
-        paired_Bps.push_back(run.state_read_modify_write_Bps);
         profile_Bps.push_back(host.cpu.memory_Bps);
+        // Paired step by step: the DRAM rate seconds apart can jump by half, so each step is set
+        // against the passes on either side of it.
+        for (std::size_t i = 0; i < run.step_s.size(); ++i) {
+          models::HostSpec paired = host;
+          paired.cpu.memory_Bps = run.state_read_modify_write_Bps[i];
+          paired_ratio.push_back(predict_in_memory_step_s(paired, c.params) / run.step_s[i]);
+          paired_Bps.push_back(run.state_read_modify_write_Bps[i]);
+        }
       }
       c.predicted_s = median(predicted);
-      c.paired_predicted_s = median(paired_predicted);
       c.measured_s = median(measured);
+      c.paired_predicted_s = c.measured_s * median(paired_ratio);
       c.paired_device_Bps = median(paired_Bps);
       c.profile_device_Bps = median(profile_Bps);
     }

@@ -38,7 +38,9 @@ struct ValidationCase {
   double predicted_s = 0;         // from the profiles
   double measured_s = 0;
   double error_pct = 0;           // 100 (predicted - measured) / measured
-  double paired_predicted_s = 0;  // from the device rate measured on the case's own state
+  // From the device rate measured on the case's own state.  In memory each timed step is set
+  // against the passes just before and after it: this is measured_s times the median ratio.
+  double paired_predicted_s = 0;
   double paired_error_pct = 0;
   double paired_device_Bps = 0;   // that rate: DRAM read-modify-write, or the files' in-place stream
   double profile_device_Bps = 0;  // the profiles' rate for the same stream
