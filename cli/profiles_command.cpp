@@ -88,6 +88,15 @@ int run_show(const ProfilesOptions& o) {
   std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "field", field_w, "value", value_w, "base units", base_w, "source");
   for (const auto& r : rows)
     std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", r[0], field_w, r[1], value_w, r[2], base_w, r[3]);
+  if (const KindSpec* kind = find_kind(p.kind)) {
+    bool header = false;
+    for (const FieldSpec& f : kind->fields) {
+      if (f.required || p.fields.count(f.name)) continue;
+      if (!header) std::cout << "\nnot given (optional)\n";
+      header = true;
+      std::cout << fmt::format("{:<{}}  {}\n", f.name, field_w, f.meaning);
+    }
+  }
   if (!derived.empty()) {
     std::cout << "\nderived\n";
     for (const auto& q : derived)
