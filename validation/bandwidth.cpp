@@ -8,7 +8,6 @@
 #include <random>
 #include <stdexcept>
 #include <system_error>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -20,7 +19,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "validation/aligned_buffer.hpp"
-#include "validation/block_queue.hpp"
+#include "validation/read_update_write.hpp"
 
 namespace luwu::validation {
 
@@ -216,38 +215,14 @@ FilePass measure_one_file(const std::string& path, std::size_t file_bytes, std::
 
   // The out-of-core optimizer's pattern: one reader streams the file ahead while one writer
   // rewrites each request, once read, in place (a read -> write-back stream, slots in flight).
-  BlockQueue free_slots, loaded;
-  for (std::size_t i = 0; i < slots.size(); ++i) free_slots.push(static_cast<int>(i));
-  bool write_failed = false;
   t0 = Clock::now();
-  std::thread writer([&] {
-    try {
-      for (std::size_t off = 0; off < file_bytes; off += io_bytes) {
-        const auto slot = loaded.pop();
-        if (!slot) return;
-        pwrite_all(slots[*slot].data(), off);
-        free_slots.push(*slot);
-      }
-      sync();
-    } catch (...) {
-      write_failed = true;
-      free_slots.abort();
-    }
-  });
-  bool read_failed = false;
-  try {
-    for (std::size_t off = 0; off < file_bytes; off += io_bytes) {
-      const auto slot = free_slots.pop();
-      if (!slot) break;
-      pread_all(slots[*slot].data(), off);
-      loaded.push(*slot);
-    }
-  } catch (...) {
-    read_failed = true;
-    loaded.abort();
-  }
-  writer.join();
-  if (read_failed || write_failed) throw std::runtime_error(path + ": in-place read -> write-back stream failed");
+  run_read_update_write(
+      file_bytes / io_bytes, static_cast<int>(slots.size()),
+      [&](std::size_t b, int slot) { pread_all(slots[slot].data(), b * io_bytes); }, [](std::size_t, int) {},
+      [&](std::size_t b, int slot) {
+        if (!pwrite_all(slots[slot].data(), b * io_bytes)) throw_errno(path + ": write failed");
+      });
+  sync();
   result.stream_s = seconds_since(t0);
   drop_cache();
 

@@ -2,18 +2,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <exception>
 #include <fcntl.h>
-#include <mutex>
 #include <stdexcept>
 #include <system_error>
-#include <thread>
 #include <unistd.h>
 
 #include "validation/adam_parallel.hpp"
-#include "validation/block_queue.hpp"
+#include "validation/read_update_write.hpp"
 
 namespace luwu::validation {
 
@@ -24,10 +20,6 @@ constexpr std::size_t kBlockGranularityParams = 1024;  // 4 KiB of fp32 per regi
 
 [[noreturn]] void throw_errno(const std::string& what) {
   throw std::system_error(errno, std::generic_category(), what);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -128,65 +120,14 @@ void OutOfCoreAdam::read_state(float* master, float* m, float* v) {
 
 template <typename Update>
 OutOfCoreStepTiming OutOfCoreAdam::pipeline(Update&& update) {
-  BlockQueue free_slots, loaded, updated;
-  for (std::size_t i = 0; i < slots_.size(); ++i) free_slots.push(static_cast<int>(i));
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  auto fail = [&] {
-    {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-    }
-    free_slots.abort();
-    loaded.abort();
-    updated.abort();
-  };
-
-  const auto t0 = std::chrono::steady_clock::now();
-  std::thread reader([&] {
-    try {
-      for (std::size_t b = 0; b < block_count_; ++b) {
-        const auto slot = free_slots.pop();
-        if (!slot) return;
-        read_block(b, slots_[*slot].data());
-        loaded.push(*slot);
-      }
-    } catch (...) {
-      fail();
-    }
-  });
-  std::thread writer([&] {
-    try {
-      for (std::size_t b = 0; b < block_count_; ++b) {
-        const auto slot = updated.pop();
-        if (!slot) return;
-        write_block(b, slots_[*slot].data());
-        free_slots.push(*slot);
-      }
-    } catch (...) {
-      fail();
-    }
-  });
-
+  const PipelineTiming t = run_read_update_write(
+      block_count_, static_cast<int>(slots_.size()), [&](std::size_t b, int slot) { read_block(b, slots_[slot].data()); },
+      [&](std::size_t b, int slot) { update(b, slots_[slot].data()); },
+      [&](std::size_t b, int slot) { write_block(b, slots_[slot].data()); });
   OutOfCoreStepTiming timing;
-  try {
-    for (std::size_t b = 0; b < block_count_; ++b) {
-      const auto wait_start = std::chrono::steady_clock::now();
-      const auto slot = loaded.pop();
-      timing.compute_wait_s += seconds_since(wait_start);
-      if (!slot) break;
-      const auto compute_start = std::chrono::steady_clock::now();
-      update(b, slots_[*slot].data());
-      timing.compute_s += seconds_since(compute_start);
-      updated.push(*slot);
-    }
-  } catch (...) {
-    fail();
-  }
-  reader.join();
-  writer.join();
-  timing.total_s = seconds_since(t0);
-  if (error) std::rethrow_exception(error);
+  timing.total_s = t.total_s;
+  timing.compute_s = t.update_s;
+  timing.compute_wait_s = t.update_wait_s;
   return timing;
 }
 
