@@ -21,18 +21,7 @@ using nlohmann::json;
 
 constexpr int kTimedOut = 124;  // timeout(1)'s exit code
 
-CommandResult run_bounded(const std::string& args) {
-  static int counter = 0;
-  std::string base = "rel-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  std::string cmd =
-      "timeout 60 " + std::string(LUWUSIM_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
-  int status = std::system(cmd.c_str());
-  CommandResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_whole_file(base + ".out"),
-                  read_whole_file(base + ".err")};
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
-  return r;
-}
+CommandResult run_bounded(const std::string& args) { return run_luwusim(args, "timeout 60"); }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -22,11 +22,13 @@ inline std::string read_whole_file(const std::string& path) {
   return s.str();
 }
 
-// `args` is appended to the binary's path as a shell command line.
-inline CommandResult run_luwusim(const std::string& args) {
+// `args` is appended to the binary's path as a shell command line; `prefix` goes before the
+// binary (a wrapper such as "timeout 60").
+inline CommandResult run_luwusim(const std::string& args, const std::string& prefix = "") {
   static int counter = 0;
   std::string base = "cli-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  std::string cmd = std::string(LUWUSIM_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  std::string cmd = prefix + (prefix.empty() ? "" : " ") + std::string(LUWUSIM_BINARY) + " " + args + " >" + base +
+                    ".out 2>" + base + ".err";
   int status = std::system(cmd.c_str());
   CommandResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_whole_file(base + ".out"),
                   read_whole_file(base + ".err")};
