@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "sim/simulate.hpp"
+#include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/trace.hpp"
@@ -21,14 +22,12 @@ void bench(const char* name, const std::string& model, int micro_batch, const to
   training.seq_len = 2048;
   training.recompute = true;
   auto trace = workloads::generate_trace(*workloads::find_catalog_model(model), training);
-  sim::SystemSettings zero3;
-  zero3.kind = workloads::SystemKind::Zero3;
-  zero3.label = "zero3";
+  auto zero3 = sim::system_named("zero3");
   sim::SimulationOptions options;
   options.mode = mode;
   options.check_memory = false;
   auto start = std::chrono::steady_clock::now();
-  auto r = sim::simulate_system(trace, topo, sim::hardware_of(topo), zero3, options);
+  auto r = sim::simulate_system(trace, topo, sim::hardware_of(topo), *zero3, options);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   double activities = static_cast<double>(r.simulated_flows + r.simulated_kernels);
   std::printf("%-48s wall %8.3f s (target < %g s)  simulated iteration %9.3f s  flows %10llu  kernels %8llu  %10.0f activities/s\n",

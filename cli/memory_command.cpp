@@ -1,23 +1,30 @@
 // `luwusim memory`: per-GPU, per-host and optimizer-node bytes of a model under each training
-// system, and whether it fits the GPU.  "Does not fit" is a result (exit 0), not an error.
+// system, and whether it runs.  "Does not fit" is a result (exit 0), not an error.
+//   luwusim memory SCENARIO.json   the scenario's systems on its cluster: the same verdict `run` gives
+//   luwusim memory --model M --workers N --gpu-mem 40GB ...   a model alone, GPU memory only
 #include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "cli/command_registry.hpp"
 #include "common/units.hpp"
-#include "workloads/memory_footprint.hpp"
+#include "sim/hardware.hpp"
+#include "sim/scenario.hpp"
+#include "sim/systems/registry.hpp"
 #include "workloads/model_catalog.hpp"
 
 namespace {
 
 using namespace luwu::workloads;
+using luwu::sim::MemoryFootprint;
 namespace units = luwu::units;
 
 struct MemoryArgs {
+  std::string scenario;
   std::string model;
   std::string system = "all";
   int workers = 0;
@@ -29,13 +36,76 @@ struct MemoryArgs {
   bool memory_efficient_attention = false;
   bool offload_checkpoints = false;
   std::string dtype = "fp16";
-  int prefetch_layers = MemoryOptions{}.prefetch_layers;
+  int prefetch_layers = -1;  // -1: each system's default
   bool json = false;
+};
+
+struct Row {
+  std::string system;
+  MemoryFootprint footprint;
+  std::string problem;  // "" when it runs
 };
 
 std::string b(std::uint64_t bytes) { return units::bytes(static_cast<double>(bytes)); }
 
-int run_memory(const MemoryArgs& a) {
+void print(const std::vector<Row>& rows, const luwu::Json& context, const std::string& heading, bool json, bool one) {
+  if (json) {
+    luwu::Json out = luwu::Json::array();
+    for (const auto& r : rows) {
+      luwu::Json row = luwu::sim::footprint_to_json(r.footprint);
+      row["system"] = r.system;
+      row["runs"] = r.problem.empty();
+      row["problem"] = r.problem;
+      for (const auto& [key, value] : context.items()) row[key] = value;
+      out.push_back(std::move(row));
+    }
+    std::cout << (one ? out[0] : out).dump(2) << "\n";
+    return;
+  }
+  std::cout << heading;
+  std::cout << fmt::format("{:<20} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12}  {}\n", "system",
+                           "params", "grads", "optimizer", "activations", "buffers", "runtime", "GPU total",
+                           "host/worker", "opt. node", "runs");
+  for (const auto& r : rows) {
+    const auto& f = r.footprint;
+    std::cout << fmt::format("{:<20} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12}  {}\n", r.system,
+                             b(f.gpu_params_bytes), b(f.gpu_grads_bytes), b(f.gpu_optimizer_bytes),
+                             b(f.gpu_activation_bytes), b(f.gpu_buffer_bytes), b(f.gpu_runtime_bytes),
+                             b(f.gpu_total_bytes()), b(f.host_bytes_per_worker), b(f.optimizer_node_bytes),
+                             r.problem.empty() ? "yes" : "no");
+  }
+  for (const auto& r : rows) std::cout << "  " << r.system << ": " << (r.problem.empty() ? r.footprint.reason : r.problem) << "\n";
+}
+
+// The scenario's systems on its cluster, judged by System::fit as `run` judges them.
+int run_scenario_memory(const MemoryArgs& a) {
+  const auto scenario = luwu::sim::load_scenario(a.scenario);
+  const Trace trace = generate_trace(scenario.model, scenario.training);
+  const auto hardware = luwu::sim::hardware_of(scenario.topology);
+  std::vector<Row> rows;
+  for (const auto& system : scenario.systems) {
+    if (a.system != "all" && a.system != system->label() && a.system != system->name()) continue;
+    auto fit = system->fit(trace, scenario.topology, hardware);
+    rows.push_back({system->label(), fit.footprint, fit.problem});
+  }
+  if (rows.empty()) throw std::invalid_argument("--system " + a.system + " is not one of the scenario's systems");
+  const int workers = static_cast<int>(scenario.topology.gpus().size());
+  const luwu::Json context = {{"scenario", scenario.name},     {"model", scenario.model.name},
+                              {"params", trace.total_params()}, {"workers", workers},
+                              {"gpu", hardware.gpu.name},       {"gpu_memory_bytes", hardware.gpu.hbm_bytes}};
+  const std::string heading =
+      fmt::format("{}: {} ({} params), {} workers x {} ({})\n", scenario.name, scenario.model.name,
+                  units::count(static_cast<double>(trace.total_params())), workers, hardware.gpu.name,
+                  units::bytes(hardware.gpu.hbm_bytes));
+  print(rows, context, heading, a.json, a.system != "all");
+  return 0;
+}
+
+// A model alone: the GPU memory each system needs, with its default settings (and the
+// checkpoint-offload and prefetch flags, for the systems that have those settings).
+int run_model_memory(const MemoryArgs& a) {
+  if (a.model.empty() || a.workers == 0 || a.gpu_memory.empty())
+    throw std::invalid_argument("give a scenario file, or --model, --workers and --gpu-mem");
   ModelConfig model = resolve_model(a.model);
   if (a.seq_len < 0) throw std::invalid_argument("--seq must be positive, got " + std::to_string(a.seq_len));
   TrainingConfig training;
@@ -46,64 +116,50 @@ int run_memory(const MemoryArgs& a) {
   training.memory_efficient_attention = a.memory_efficient_attention;
   training.dtype = parse_dtype(a.dtype);
   const double gpu_bytes = units::parse_quantity(a.gpu_memory, units::Dim::Bytes);
-  MemoryOptions options;
-  options.prefetch_layers = a.prefetch_layers;
-  options.offload_activation_checkpoints = a.offload_checkpoints;
-  std::vector<SystemKind> systems = a.system == "all" ? all_systems() : std::vector<SystemKind>{parse_system(a.system)};
 
-  Trace trace = generate_trace(model, training);
-  std::vector<std::pair<SystemKind, MemoryFootprint>> results;
-  for (SystemKind s : systems) results.emplace_back(s, memory_footprint(trace, s, a.workers, gpu_bytes, options));
-
-  if (a.json) {
-    luwu::Json rows = luwu::Json::array();
-    for (const auto& [s, f] : results) {
-      luwu::Json row = footprint_to_json(f);
-      row["system"] = to_string(s);
-      row["model"] = model.name;
-      row["params"] = trace.total_params();
-      row["workers"] = a.workers;
-      row["gpu_memory_bytes"] = gpu_bytes;
-      row["micro_batch"] = training.micro_batch;
-      row["seq_len"] = training.seq_len;
-      row["grad_accum"] = training.grad_accum;
-      row["recompute"] = training.recompute;
-      row["dtype"] = to_string(training.dtype);
-      row["memory_efficient_attention"] = training.memory_efficient_attention;
-      row["offload_activation_checkpoints"] = options.offload_activation_checkpoints;
-      rows.push_back(std::move(row));
-    }
-    std::cout << (a.system == "all" ? rows : rows[0]).dump(2) << "\n";
-    return 0;
+  luwu::Json settings = luwu::Json::object();
+  if (a.offload_checkpoints) settings["offload_activation_checkpoints"] = true;
+  if (a.prefetch_layers >= 0) settings["prefetch_layers"] = a.prefetch_layers;
+  const auto names = a.system == "all" ? luwu::sim::system_names() : std::vector<std::string>{a.system};
+  const Trace trace = generate_trace(model, training);
+  std::vector<Row> rows;
+  for (const auto& name : names) {
+    auto system = luwu::sim::system_named(name, settings);
+    auto footprint = system->memory_footprint(trace, a.workers, gpu_bytes);
+    rows.push_back({name, footprint, footprint.fits ? "" : footprint.reason});
   }
-  std::cout << fmt::format("{} ({} params), {} workers, {} per GPU; micro-batch {} x seq {}, recompute {}{}, {}{}\n",
-                           model.name, units::count(static_cast<double>(trace.total_params())), a.workers,
-                           units::bytes(gpu_bytes), training.micro_batch, training.seq_len,
-                           training.recompute ? "on" : "off",
-                           options.offload_activation_checkpoints ? " (checkpoints on host)" : "",
-                           to_string(training.dtype),
-                           training.memory_efficient_attention ? ", memory-efficient attention" : "");
-  std::cout << fmt::format("{:<14} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12}  {}\n", "system",
-                           "params", "grads", "optimizer", "activations", "buffers", "runtime", "GPU total",
-                           "host/worker", "opt. node", "fits");
-  for (const auto& [s, f] : results)
-    std::cout << fmt::format("{:<14} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12}  {}\n", to_string(s),
-                             b(f.gpu_params_bytes), b(f.gpu_grads_bytes), b(f.gpu_optimizer_bytes),
-                             b(f.gpu_activation_bytes), b(f.gpu_buffer_bytes), b(f.gpu_runtime_bytes),
-                             b(f.gpu_total_bytes()), b(f.host_bytes_per_worker), b(f.optimizer_node_bytes),
-                             f.fits ? "yes" : "no");
-  for (const auto& [s, f] : results) std::cout << "  " << f.reason << "\n";
+  const luwu::Json context = {{"model", model.name},
+                              {"params", trace.total_params()},
+                              {"workers", a.workers},
+                              {"gpu_memory_bytes", gpu_bytes},
+                              {"micro_batch", training.micro_batch},
+                              {"seq_len", training.seq_len},
+                              {"grad_accum", training.grad_accum},
+                              {"recompute", training.recompute},
+                              {"dtype", to_string(training.dtype)},
+                              {"memory_efficient_attention", training.memory_efficient_attention},
+                              {"offload_activation_checkpoints", a.offload_checkpoints}};
+  const std::string heading = fmt::format(
+      "{} ({} params), {} workers, {} per GPU; micro-batch {} x seq {}, recompute {}{}, {}{}\n", model.name,
+      units::count(static_cast<double>(trace.total_params())), a.workers, units::bytes(gpu_bytes),
+      training.micro_batch, training.seq_len, training.recompute ? "on" : "off",
+      a.offload_checkpoints ? " (checkpoints on host where the system offloads them)" : "", to_string(training.dtype),
+      training.memory_efficient_attention ? ", memory-efficient attention" : "");
+  print(rows, context, heading, a.json, a.system != "all");
   return 0;
 }
 
 const bool registered = luwu::cli::register_command(
-    "memory", "Memory footprint per GPU, host and optimizer node under each training system", [](CLI::App& app) {
+    "memory", "Memory footprint per GPU, host and optimizer node under each training system, and whether it runs",
+    [](CLI::App& app) {
       auto a = std::make_shared<MemoryArgs>();
-      app.add_option("--model", a->model, "Catalog name or a model JSON file")->required();
-      app.add_option("--system", a->system, "ddp, zero3, zero-offload, zero-infinity, switchml, luwu, or all")
+      app.add_option("scenario", a->scenario,
+                     "Scenario JSON file: its systems on its cluster, judged as `run` judges them");
+      app.add_option("--model", a->model, "Catalog name or a model JSON file (without a scenario)");
+      app.add_option("--system", a->system, "A system name (or, with a scenario, a label), or all")
           ->capture_default_str();
-      app.add_option("--workers", a->workers, "Data-parallel workers (one GPU each)")->required();
-      app.add_option("--gpu-mem", a->gpu_memory, "GPU memory, with a unit (40GB, 80GiB)")->required();
+      app.add_option("--workers", a->workers, "Data-parallel workers, one GPU each (without a scenario)");
+      app.add_option("--gpu-mem", a->gpu_memory, "GPU memory, with a unit: 40GB, 80GiB (without a scenario)");
       app.add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch")->capture_default_str();
       app.add_option("--seq", a->seq_len, "Tokens per sequence (default: the model's context, at most 2048)");
       app.add_option("--grad-accum", a->grad_accum, "Micro-batches per iteration")->capture_default_str();
@@ -111,13 +167,20 @@ const bool registered = luwu::cli::register_command(
       app.add_flag("--memory-efficient-attention", a->memory_efficient_attention,
                    "Attention without materialized scores (FlashAttention): no 5as^2b activation bytes");
       app.add_flag("--offload-checkpoints", a->offload_checkpoints,
-                   "With --recompute: keep block checkpoints in host memory (DeepSpeed cpu_checkpointing)");
+                   "With --recompute: keep block checkpoints in host memory, for the systems that do "
+                   "(offload_activation_checkpoints)");
       app.add_option("--dtype", a->dtype, "fp16, bf16 or fp32")->capture_default_str();
       app.add_option("--prefetch-layers", a->prefetch_layers,
-                     "Layers gathered ahead of the computing one (ZeRO-3, ZeRO-Infinity, LuWu)")
-          ->capture_default_str();
+                     "Layers fetched ahead of the computing one, for the systems that prefetch (default: theirs, 1)");
       app.add_flag("--json", a->json, "Print JSON (an object for one system, an array for all)");
-      return [a]() -> int { return run_memory(*a); };
+      return [a]() -> int {
+        if (!a->scenario.empty()) {
+          if (!a->model.empty() || a->workers != 0 || !a->gpu_memory.empty())
+            throw std::invalid_argument("give either a scenario file or --model/--workers/--gpu-mem, not both");
+          return run_scenario_memory(*a);
+        }
+        return run_model_memory(*a);
+      };
     });
 
 }  // namespace

@@ -15,11 +15,11 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   auto say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
-  std::vector<SystemSettings> systems;
+  std::vector<SystemPtr> systems;
   for (const auto& s : scenario.systems) {
     bool wanted = options.only_systems.empty() ||
                   std::find_if(options.only_systems.begin(), options.only_systems.end(), [&](const std::string& o) {
-                    return o == s.label || o == workloads::to_string(s.kind);
+                    return o == s->label() || o == s->name();
                   }) != options.only_systems.end();
     if (wanted) systems.push_back(s);
   }
@@ -49,8 +49,8 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                  {"collective_mode", sim_options.mode == CollectiveMode::Detailed ? "detailed" : "coarse"}};
   int i = 0;
   for (const auto& s : systems) {
-    say(fmt::format("[{}/{}] simulating {}", ++i, systems.size(), s.label));
-    run.results.push_back(simulate_system(trace, scenario.topology, hardware, s, sim_options));
+    say(fmt::format("[{}/{}] simulating {}", ++i, systems.size(), s->label()));
+    run.results.push_back(simulate_system(trace, scenario.topology, hardware, *s, sim_options));
   }
   return run;
 }
@@ -116,17 +116,17 @@ std::string run_to_table(const ScenarioRun& run) {
                        units::seconds(b.exposed_optimizer_s), units::seconds(b.io_stall_s), units::seconds(b.idle_s),
                        units::bytes(r.sent_bytes_per_worker));
   }
-  // LuWu's speedup over every other system that runs, as the paper reports it; without LuWu,
-  // every system's speedup over the slowest.
-  const SystemResult* luwu = nullptr;
-  for (const auto& r : run.results)
-    if (r.feasible && r.system == "luwu") luwu = &r;
+  // The scenario's first system's speedup over every other system that runs, as a paper reports
+  // its system against the baselines; when the first does not run, every system's speedup over
+  // the slowest.
+  const SystemResult* first = !run.results.empty() && run.results.front().feasible ? &run.results.front() : nullptr;
   bool header = false;
   for (const auto& r : run.results) {
-    if (!r.feasible || slowest <= 0 || &r == luwu) continue;
-    if (!header) out << (luwu ? "\nluwu's speedup over:\n" : "\nspeedup over the slowest system that runs:\n");
+    if (!r.feasible || slowest <= 0 || &r == first) continue;
+    if (!header)
+      out << (first ? "\n" + first->system + "'s speedup over:\n" : "\nspeedup over the slowest system that runs:\n");
     header = true;
-    double x = luwu ? r.iteration_time_s / luwu->iteration_time_s : slowest / r.iteration_time_s;
+    double x = first ? r.iteration_time_s / first->iteration_time_s : slowest / r.iteration_time_s;
     out << fmt::format("  {:<20} {:.2f}x\n", r.system, x);
   }
   return out.str();

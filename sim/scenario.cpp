@@ -7,6 +7,7 @@
 #include "common/units.hpp"
 #include "models/profile.hpp"
 #include "sim/hardware.hpp"
+#include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/json_format.hpp"
 #include "topologies/validate.hpp"
@@ -271,7 +272,7 @@ Scenario scenario_from_json(const JsonNode& root) {
   s.topology = topology_from_cluster_json(root.at("cluster"), dir);
 
   JsonNode systems = root.at("systems");
-  for (std::size_t i = 0; i < systems.size(); ++i) s.systems.push_back(system_settings_from_json(systems.at(i)));
+  for (std::size_t i = 0; i < systems.size(); ++i) s.systems.push_back(system_from_json(systems.at(i)));
   if (s.systems.empty()) systems.fail("expected at least one system");
 
   if (root.has("simulation")) {

@@ -35,7 +35,7 @@
 
 #include "common/json_input.hpp"
 #include "sim/collectives.hpp"
-#include "sim/system_settings.hpp"
+#include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/model_config.hpp"
 #include "workloads/training_config.hpp"
@@ -52,7 +52,7 @@ struct Scenario {
   workloads::TrainingConfig training;
   topologies::Topology topology;
   luwu::Json cluster = luwu::Json::object();  // as written, for the record
-  std::vector<SystemSettings> systems;
+  std::vector<SystemPtr> systems;
   ModeChoice mode = ModeChoice::Auto;
 
   // Auto: every ring step a flow up to kDetailedMaxGpus GPUs, coarse beyond (see collectives.hpp).

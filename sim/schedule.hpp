@@ -1,7 +1,8 @@
 #pragma once
 // A system's schedule: what each rank's actor does in one iteration, and, for systems with parts
 // in the network (an in-network optimizer node, a switch that aggregates), the actors those run.
-// One file per system in sim/systems/ reads like the paper's description of its iteration.
+// Each system's schedule is in its home under sim/systems/ and reads like the paper's description
+// of its iteration.
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,7 +13,6 @@
 #include "sim/gpu_device.hpp"
 #include "sim/hardware.hpp"
 #include "sim/op_timing.hpp"
-#include "sim/system_settings.hpp"
 #include "sim/timeline.hpp"
 #include "sim/traffic_meter.hpp"
 #include "workloads/trace.hpp"
@@ -24,7 +24,6 @@ struct ClusterEnv {
   const workloads::Trace& trace;
   const Hardware& hw;
   const ClusterRoles& roles;
-  const SystemSettings& settings;
   DataParallelCollectives& collectives;
   TrafficMeter& traffic;
   Timeline& timeline;
@@ -42,14 +41,9 @@ struct RankEnv {
   int rank() const { return gpu.rank(); }
   int world() const { return cluster.world(); }
   const workloads::Trace& trace() const { return cluster.trace; }
-  const SystemSettings& settings() const { return cluster.settings; }
   double op_time_s(const workloads::TraceOp& op) const { return sim::op_time_s(cluster.trace, op, gpu.spec()); }
-  // Mixed-precision Adam over `params` parameters whose state is in this GPU's HBM.
-  double gpu_optimizer_time_s(double params) const {
-    const auto& g = gpu.spec();
-    return models::optimizer_update_time_s(params, models::adam_mixed_precision_cost(), g.hbm_Bps, g.hbm_Bps,
-                                           g.peak_fp32_flops);
-  }
+  // Adam over `params` parameters whose state is in this GPU's HBM (sim/systems/model_state.hpp).
+  double gpu_optimizer_time_s(double params) const;
 };
 
 class Schedule {
@@ -59,17 +53,9 @@ class Schedule {
   virtual void run_rank(RankEnv& env) = 0;
 };
 
-// The schedule of `settings.kind`; systems with network-side parts start their actors here.
-// std::invalid_argument when the cluster lacks what the system needs (e.g. no optimizer node).
-std::unique_ptr<Schedule> make_schedule(ClusterEnv& env);
-
 inline std::string op_label(const workloads::Trace& trace, const workloads::TraceOp& op) {
   return workloads::to_string(op.kind) + " " + trace.layers.at(static_cast<std::size_t>(op.layer)).name +
          (trace.training.grad_accum > 1 ? " mb" + std::to_string(op.micro_step) : "");
 }
-
-// Ops whose parameters must be brought to the GPU first (model-sharded systems): the forward of
-// each layer, and the first op of each layer in backward (recompute then backward reuse them).
-std::vector<bool> ops_needing_params(const workloads::Trace& trace);
 
 }  // namespace luwu::sim

@@ -11,28 +11,18 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include "models/gpu.hpp"
+#include "sim/cluster_roles.hpp"
 #include "sim/engine_config.hpp"
 #include "sim/isolated_run.hpp"
-#include "sim/capacity.hpp"
-#include "sim/cluster_roles.hpp"
 #include "sim/schedule.hpp"
 #include "topologies/lowering.hpp"
-#include "workloads/memory_footprint.hpp"
 
 namespace luwu::sim {
 namespace {
 
-using workloads::SystemKind;
-
-CollectiveAlgorithm algorithm_of(const SystemSettings& s) {
-  if (s.collective_algorithm == "ring") return CollectiveAlgorithm::Ring;
-  if (s.collective_algorithm == "tree") return CollectiveAlgorithm::Tree;
-  return CollectiveAlgorithm::Hierarchical;  // "auto" and "hierarchical": a ring when servers hold one GPU
-}
-
 // Runs inside the simulation process: the engine, the platform, one actor per rank.
 luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topologies::Topology& topo,
-                                    const Hardware& hardware, const SystemSettings& system,
+                                    const Hardware& hardware, const System& system,
                                     const SimulationOptions& options) {
   const models::GpuSpec& gpu_spec = hardware.gpu;
   auto engine = make_engine();
@@ -43,15 +33,15 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
 
   Timeline timeline(options.record_timeline);
   TrafficMeter traffic;
-  DataParallelCollectives collectives(roles.gpu_hosts(), roles.servers(), algorithm_of(system),
+  DataParallelCollectives collectives(roles.gpu_hosts(), roles.servers(), system.collective_algorithm(),
                                       CollectiveContext{options.mode, &traffic});
   std::vector<std::unique_ptr<GpuDevice>> gpus;
-  ClusterEnv cluster{trace, hardware, roles, system, collectives, traffic, timeline, {}};
+  ClusterEnv cluster{trace, hardware, roles, collectives, traffic, timeline, {}};
   for (int r = 0; r < world; ++r) {
     gpus.push_back(std::make_unique<GpuDevice>(r, roles.ranks[r].gpu, gpu_spec, &timeline));
     cluster.gpus.push_back(gpus.back().get());
   }
-  auto schedule = make_schedule(cluster);
+  auto schedule = system.make_schedule(cluster);
 
   for (int r = 0; r < world; ++r) {
     simgrid::s4u::Actor::create("rank" + std::to_string(r), roles.ranks[r].gpu, [&, r] {
@@ -63,7 +53,7 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
   engine->run();
 
   SystemResult result;
-  result.system = system.label;
+  result.system = system.label();
   result.workers = world;
   for (auto& g : gpus) result.iteration_time_s = std::max(result.iteration_time_s, g->times().finish_s);
   const double t = result.iteration_time_s;
@@ -111,45 +101,30 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
 
 }  // namespace
 
-bool is_simulated(SystemKind kind) {
-  return kind == SystemKind::Ddp || kind == SystemKind::Zero3 || kind == SystemKind::ZeroOffload ||
-         kind == SystemKind::ZeroInfinity || kind == SystemKind::SwitchMl || kind == SystemKind::Luwu;
-}
-
 SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
-                             const Hardware& hardware, const SystemSettings& system,
+                             const Hardware& hardware, const System& system,
                              const SimulationOptions& options) {
-  if (!is_simulated(system.kind))
-    throw std::invalid_argument("luwusim cannot simulate " + workloads::to_string(system.kind) + " yet");
-  const models::GpuSpec& gpu_spec = hardware.gpu;
   const int world = static_cast<int>(topology.gpus().size());
   if (world > kMaxSimulatedGpus)
     throw std::invalid_argument(fmt::format("{} GPUs: luwusim simulates at most {} GPUs in one process",
                                             world, kMaxSimulatedGpus));
 
-  workloads::MemoryOptions memory_options;
-  memory_options.prefetch_layers = system.prefetch_layers;
-  memory_options.ddp_bucket_bytes = system.bucket_bytes;
-  memory_options.zero_reduce_bucket_bytes = system.reduce_bucket_bytes;
-  memory_options.offload_activation_checkpoints = system.offload_activation_checkpoints;
-  const auto footprint = workloads::memory_footprint(trace, system.kind, world, gpu_spec.hbm_bytes, memory_options);
-
+  const Fit fit = system.fit(trace, topology, hardware);
   SystemResult result;
-  std::string problem = footprint.fits ? host_capacity_problem(trace, topology, hardware, system) : footprint.reason;
-  if (!problem.empty() && options.check_memory) {
-    result.system = system.label;
+  if (!fit.runs() && options.check_memory) {
+    result.system = system.label();
     result.workers = world;
     result.feasible = false;
-    result.reason = problem;
-    result.memory = workloads::footprint_to_json(footprint);
+    result.reason = fit.problem;
+    result.memory = footprint_to_json(fit.footprint);
     return result;
   }
 
   auto outcome = run_isolated([&] { return simulate_in_this_process(trace, topology, hardware, system, options).dump(); });
-  if (!outcome.ok) throw std::runtime_error("simulating " + system.label + " failed: " + outcome.output);
+  if (!outcome.ok) throw std::runtime_error("simulating " + system.label() + " failed: " + outcome.output);
   result = result_from_json(luwu::Json::parse(outcome.output));
-  result.memory = workloads::footprint_to_json(footprint);
-  result.gpu_peak_memory_bytes.assign(static_cast<std::size_t>(world), static_cast<double>(footprint.gpu_total_bytes()));
+  result.memory = footprint_to_json(fit.footprint);
+  result.gpu_peak_memory_bytes.assign(static_cast<std::size_t>(world), static_cast<double>(fit.footprint.gpu_total_bytes()));
   return result;
 }
 

@@ -5,7 +5,7 @@
 #include "sim/collectives.hpp"
 #include "sim/hardware.hpp"
 #include "sim/result.hpp"
-#include "sim/system_settings.hpp"
+#include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/trace.hpp"
 
@@ -23,13 +23,10 @@ struct SimulationOptions {
   bool check_memory = true;
 };
 
-// A configuration that cannot run (it does not fit in GPU memory) is a result with feasible ==
-// false and the reason; a system luwusim cannot simulate yet is std::invalid_argument.
+// A configuration that cannot run (it does not fit in GPU memory, the cluster lacks a part the
+// system needs) is a result with feasible == false and the reason (System::fit).
 SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
-                             const Hardware& hardware, const SystemSettings& system,
+                             const Hardware& hardware, const System& system,
                              const SimulationOptions& options);
-
-// The systems whose schedules exist.
-bool is_simulated(workloads::SystemKind kind);
 
 }  // namespace luwu::sim

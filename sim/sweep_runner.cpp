@@ -136,8 +136,8 @@ luwu::Json simulate_point(const SweepDefinition& sweep, const SweepPoint& point)
       if (summary.is_null()) summary = run.summary;
       results.push_back(result_to_json(run.results.at(0)));
     } catch (const std::exception& e) {
-      results.push_back({{"system", system.label}, {"error", e.what()}});
-      errors += (errors.empty() ? "" : "; ") + system.label + ": " + e.what();
+      results.push_back({{"system", system->label()}, {"error", e.what()}});
+      errors += (errors.empty() ? "" : "; ") + system->label() + ": " + e.what();
     }
   }
   if (summary.is_null()) throw std::runtime_error("no system could be simulated (" + errors + ")");

@@ -150,3 +150,32 @@ TEST_CASE("memory: bad arguments are exit 2") {
   CHECK(run_luwusim("memory --model gpt3-175b --system ddp --workers 0 --gpu-mem 40GB").exit_code == 2);
   CHECK(run_luwusim("memory --model nope --system ddp --workers 8 --gpu-mem 40GB").exit_code == 2);
 }
+
+TEST_CASE("memory SCENARIO gives run's verdict for every system, on the scenario's own cluster") {
+  // A cluster where every kind of verdict occurs: DDP and SwitchML hold a 175B replica (no fit),
+  // LuWu fits its GPUs but its optimizer node without SSDs cannot hold 14 B x 175e9 (host capacity),
+  // ZeRO-Infinity in DRAM fits.
+  write_text("wl-cli-mem-scenario.json", R"({"model": "gpt3-175b",
+    "training": {"micro_batch": 1, "seq_len": 512, "recompute": true},
+    "cluster": {"topology": "luwu-star", "workers": 8, "optimizer_ssds": 0},
+    "systems": ["ddp", "switchml", "luwu", {"name": "zero-infinity", "offload": "dram"}]})");
+  auto mem = run_luwusim("memory wl-cli-mem-scenario.json --json");
+  REQUIRE(mem.exit_code == 0);
+  auto run = run_luwusim("run wl-cli-mem-scenario.json --json --mode coarse");
+  REQUIRE(run.exit_code == 0);
+  json m = json::parse(mem.out), r = json::parse(run.out)["results"];
+  REQUIRE(m.size() == 4);
+  REQUIRE(r.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(m[i]["system"].get<std::string>());
+    CHECK(m[i]["system"] == r[i]["system"]);
+    CHECK(m[i]["runs"] == r[i]["feasible"]);
+    if (!m[i]["runs"].get<bool>()) CHECK(m[i]["problem"] == r[i]["reason"]);
+    CHECK(m[i]["gpu_total_bytes"] == r[i]["memory"]["gpu_total_bytes"]);
+  }
+  CHECK(m[0]["runs"] == false);
+  CHECK(contains(m[2]["problem"].get<std::string>(), "optimizer node"));
+  // Scenario and model flags are two ways to ask, not one.
+  CHECK(run_luwusim("memory wl-cli-mem-scenario.json --model gpt3-175b").exit_code == 2);
+  std::remove("wl-cli-mem-scenario.json");
+}

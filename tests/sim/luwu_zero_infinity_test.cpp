@@ -34,7 +34,7 @@ TEST_CASE("luwu: the optimizer node's link carries 2 x P x 2 B down per micro-ba
   auto topo = star(n);
   auto hw = sim::hardware_of(topo);
   auto trace = synthetic_trace(layers, 20'000'000, 1e12, micro_batches);
-  auto r = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Luwu), {});
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
   REQUIRE(r.feasible);
   const double params = layers * p;
   // Down: every layer's fp16 parameters for forward and again for backward, each micro-batch.
@@ -53,8 +53,8 @@ TEST_CASE("luwu: no collective kernels run on the GPUs, so collective interferen
   auto noisy = hw;
   noisy.gpu.collective_interference = 0.4;
   auto trace = synthetic_trace(6, 20'000'000, 20e12);
-  auto a = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Luwu), {});
-  auto b = sim::simulate_system(trace, topo, noisy, system(workloads::SystemKind::Luwu), {});
+  auto a = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
+  auto b = sim::simulate_system(trace, topo, noisy, *make_system("luwu"), {});
   double undisturbed = 0;
   for (const auto& op : trace.ops)
     undisturbed += hw.gpu.compute_time_s(op.flops, 2048.0, trace.model.hidden, trace.model.hidden, models::Precision::Fp16);
@@ -65,12 +65,11 @@ TEST_CASE("luwu: no collective kernels run on the GPUs, so collective interferen
 TEST_CASE("luwu: state beyond the optimizer node's DRAM streams from its SSDs and back, once per step") {
   auto topo = star(2);
   auto hw = sim::hardware_of(topo);
-  auto settings = system(workloads::SystemKind::Luwu);
   const double params = 8 * 50e6;
   // Usable DRAM: the fp16 parameters (2 B/param) and a quarter of the 12 B/param state.
-  settings.optimizer_node_dram_share = params * (2 + 3) / hw.optimizer_node->dram.capacity_bytes;
+  auto settings = make_system("luwu", {{"optimizer_node_dram_share", params * (2 + 3) / hw.optimizer_node->dram.capacity_bytes}});
   auto trace = synthetic_trace(8, 50'000'000, 1e12);
-  auto r = sim::simulate_system(trace, topo, hw, settings, {});
+  auto r = sim::simulate_system(trace, topo, hw, *settings, {});
   REQUIRE(r.feasible);
   double read = 0, written = 0;
   for (int j = 0; j < 4; ++j) {
@@ -86,7 +85,7 @@ TEST_CASE("luwu: the update pipelines behind backward; only the last layer's upd
   auto hw = sim::hardware_of(topo);
   const double p = 30e6;
   auto trace = synthetic_trace(8, 30'000'000, 30e12);  // compute per layer far above an update
-  auto r = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Luwu), {});
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
   auto t = models::cpu_optimizer_step_times(*hw.optimizer_node, p, models::adam_mixed_precision_cost(), {1, 0, 0});
   double one_update = std::max(t.dram_s, t.compute_s);
   // Exposed: the last gradient's way to the node and its layer's update, not all eight updates.
@@ -100,7 +99,7 @@ TEST_CASE("luwu without an optimizer node is a result that says why, not a crash
   d.gpus_per_server = 2;
   auto topo = topologies::build_dgx(d);
   auto r = sim::simulate_system(synthetic_trace(2, 1'000'000, 1e12), topo, sim::hardware_of(topo),
-                                system(workloads::SystemKind::Luwu), {});
+                                *make_system("luwu"), {});
   CHECK_FALSE(r.feasible);
   CHECK(r.reason.find("optimizer node") != std::string::npos);
 }
@@ -111,7 +110,7 @@ TEST_CASE("zero-infinity: per worker, NVMe and PCIe traffic follow from its stat
   auto topo = star(n);
   auto hw = sim::hardware_of(topo);
   auto trace = synthetic_trace(layers, 40'000'000, 2e12);
-  auto r = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::ZeroInfinity), {});
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-infinity"), {});
   REQUIRE(r.feasible);
   for (int w = 0; w < n; ++w) {
     const std::string nvme = "nvme" + std::to_string(w) + "-0";
@@ -130,9 +129,8 @@ TEST_CASE("zero-infinity: per worker, NVMe and PCIe traffic follow from its stat
 
 TEST_CASE("zero-infinity with offload dram touches no NVMe") {
   auto topo = star(2);
-  auto settings = system(workloads::SystemKind::ZeroInfinity);
-  settings.offload = "dram";
-  auto r = sim::simulate_system(synthetic_trace(4, 10'000'000, 1e12), topo, sim::hardware_of(topo), settings, {});
+  auto r = sim::simulate_system(synthetic_trace(4, 10'000'000, 1e12), topo, sim::hardware_of(topo),
+                                *make_system("zero-infinity", {{"offload", "dram"}}), {});
   REQUIRE(r.feasible);
   CHECK(r.storage_bytes.empty());
 }
@@ -142,11 +140,10 @@ TEST_CASE("luwu: the gpu update engine moves each layer's state over PCIe, so it
   auto hw = sim::hardware_of(topo);
   const double p = 30e6;
   auto trace = synthetic_trace(8, 30'000'000, 30e12);
-  auto settings = system(workloads::SystemKind::Luwu);
-  settings.update_engine = "gpu";
-  auto r = sim::simulate_system(trace, topo, hw, settings, {});
-  auto gpu = models::gpu_from_profile(models::find_profile(settings.update_gpu));
-  auto pcie = models::pcie_from_profile(models::find_profile(settings.update_gpu_pcie));
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"update_engine", "gpu"}}), {});
+  // The engine's default profiles (sim/systems/luwu/luwu.hpp).
+  auto gpu = models::gpu_from_profile(models::find_profile("a100-40gb-pcie"));
+  auto pcie = models::pcie_from_profile(models::find_profile("pcie-gen4-x16"));
   double one_update = models::gpu_update_times(p, models::adam_mixed_precision_cost(), gpu, pcie).total_s;
   // As with the CPU: only the last layer's update is exposed, now at the PCIe-bound rate.
   CHECK(r.breakdown.exposed_optimizer_s >= one_update);
@@ -155,6 +152,27 @@ TEST_CASE("luwu: the gpu update engine moves each layer's state over PCIe, so it
 
 TEST_CASE("luwu: an update engine profile that does not exist is an error at its JSON path") {
   luwu::Json j = luwu::Json::parse(R"({"name": "luwu", "update_engine": "gpu", "update_gpu": "a100-4gb"})");
-  CHECK_THROWS_WITH_AS(sim::system_settings_from_json(luwu::JsonNode(j, "s.json", "$.systems[0]")),
+  CHECK_THROWS_WITH_AS(sim::system_from_json(luwu::JsonNode(j, "s.json", "$.systems[0]")),
                        doctest::Contains("$.systems[0].update_gpu"), luwu::InputError);
+}
+
+TEST_CASE("zero-infinity in fp32: the optimizer streams parameter, m and v (12 B/param) and writes no 16-bit copy") {
+  const int n = 4, layers = 6;
+  const double p = 40e6, params = layers * p;
+  auto topo = star(n);
+  auto trace = synthetic_trace(layers, 40'000'000, 2e12);
+  trace.training.dtype = workloads::DType::Fp32;
+  for (auto& op : trace.ops) {
+    op.param_bytes *= 2;
+    op.grad_bytes *= 2;
+  }
+  auto r = sim::simulate_system(trace, topo, sim::hardware_of(topo), *make_system("zero-infinity"), {});
+  REQUIRE(r.feasible);
+  for (int w = 0; w < n; ++w) {
+    const std::string nvme = "nvme" + std::to_string(w) + "-0";
+    // Reads: the 4 B parameter shard for forward and backward, then parameter, m and v.
+    CHECK(storage(r, nvme + ":read") == doctest::Approx(2 * 4 * params / n + 12 * params / n).scale(0));
+    // Writes: parameter, m and v; the fp32 parameter is the master, there is no second copy.
+    CHECK(storage(r, nvme + ":write") == doctest::Approx(12 * params / n).scale(0));
+  }
 }

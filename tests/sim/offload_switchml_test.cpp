@@ -14,7 +14,7 @@
 #include "models/optimizer_cost.hpp"
 #include "sim/collectives.hpp"
 #include "sim/simulate.hpp"
-#include "sim/system_settings.hpp"
+#include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/routes.hpp"
 #include "workloads/model_catalog.hpp"
@@ -22,7 +22,6 @@
 using namespace luwu;
 using namespace sim_test;
 using workloads::OpKind;
-using workloads::SystemKind;
 
 namespace {
 
@@ -55,10 +54,9 @@ TEST_CASE("ZeRO-Offload moves 4 bytes per parameter over PCIe per step, summed o
   const std::uint64_t params = 30'000'000;
   auto trace = synthetic_trace(4, params, 1e12);
   for (bool delayed : {false, true}) {
-    auto settings = system(SystemKind::ZeroOffload);
-    settings.reduce_bucket_bytes = 50e6;  // several buckets, each copied as soon as it is reduced
-    settings.delayed_param_update = delayed;
-    auto r = sim::simulate_system(trace, topo, hw, settings, {});
+    // Several buckets, each copied as soon as it is reduced.
+    auto settings = make_system("zero-offload", {{"reduce_bucket_bytes", 50e6}, {"delayed_param_update", delayed}});
+    auto r = sim::simulate_system(trace, topo, hw, *settings, {});
     REQUIRE(r.feasible);
     double total = 0;
     for (int w = 0; w < n; ++w) {
@@ -76,7 +74,7 @@ TEST_CASE("ZeRO-Offload compute only: kernels, then the gradient down, the CPU s
   auto hw = quiet_hardware(topo);
   const std::uint64_t params = 10'000'000;
   auto trace = synthetic_trace(6, params, 3e12);
-  auto r = sim::simulate_system(trace, topo, hw, system(SystemKind::ZeroOffload), {});
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-offload"), {});
   const double P = 6.0 * params;
   Path pcie = gpu_to_cpu(topo, 0);
   double expected = compute_s(trace, hw) + pcie.time_s(2 * P) + cpu_optimizer_s(hw, P) + pcie.time_s(2 * P);
@@ -95,7 +93,7 @@ TEST_CASE("ZeRO-Offload communication only: reduce-scatter, shard down, CPU step
   Path pcie = gpu_to_cpu(topo, 0);
   const double P = 50e6;  // one layer, one bucket: nothing overlaps
   auto trace = synthetic_trace(1, static_cast<std::uint64_t>(P), 0);
-  auto r = sim::simulate_system(trace, topo, hw, system(SystemKind::ZeroOffload), {});
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-offload"), {});
   // A ring reduce-scatter and a ring all-gather of a 2P-byte buffer have the same closed form.
   const double collective = sim::ring_all_gather_closed_form_s(n, 2 * P, hop.latency_s, hop.bandwidth_Bps);
   double expected = collective + pcie.time_s(2 * P / n) + cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n) +
@@ -117,10 +115,8 @@ TEST_CASE("ZeRO-Offload delayed parameter update hides the CPU step when compute
   const double compute = compute_s(trace, hw);
   REQUIRE(cpu_optimizer_s(hw, P) + pcie.time_s(2 * P) < compute);  // the premise: the update fits under compute
 
-  auto plain = sim::simulate_system(trace, topo, hw, system(SystemKind::ZeroOffload), {});
-  auto settings = system(SystemKind::ZeroOffload);
-  settings.delayed_param_update = true;
-  auto delayed = sim::simulate_system(trace, topo, hw, settings, {});
+  auto plain = sim::simulate_system(trace, topo, hw, *make_system("zero-offload"), {});
+  auto delayed = sim::simulate_system(trace, topo, hw, *make_system("zero-offload", {{"delayed_param_update", true}}), {});
   // The previous step's CPU update and copy back run under the kernels; only this step's
   // gradient copy to the CPU is left after backward.
   CHECK(delayed.iteration_time_s == doctest::Approx(compute + pcie.time_s(2 * P)).epsilon(1e-9).scale(0));
@@ -143,10 +139,8 @@ TEST_CASE("ZeRO-Offload delayed parameter update: the iteration waits for the lo
   Path pcie = gpu_to_cpu(topo, 0);
   const double collective = sim::ring_all_gather_closed_form_s(n, 2 * P, hop.latency_s, hop.bandwidth_Bps);
   const double update_path = cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n) + collective;
-  auto plain = sim::simulate_system(trace, topo, hw, system(SystemKind::ZeroOffload), {});
-  auto settings = system(SystemKind::ZeroOffload);
-  settings.delayed_param_update = true;
-  auto delayed = sim::simulate_system(trace, topo, hw, settings, {});
+  auto plain = sim::simulate_system(trace, topo, hw, *make_system("zero-offload"), {});
+  auto delayed = sim::simulate_system(trace, topo, hw, *make_system("zero-offload", {{"delayed_param_update", true}}), {});
   CHECK(delayed.iteration_time_s >= update_path * (1 - 1e-9));
   CHECK(delayed.iteration_time_s < plain.iteration_time_s);
 }
@@ -180,8 +174,8 @@ TEST_CASE("SwitchML aggregates at min(line rate, window / RTT): few slots are wi
   auto topo = star(n);
   const double P = 5e6;  // one 10 MB fp16 gradient bucket
   auto trace = synthetic_trace(1, static_cast<std::uint64_t>(P), 0);
-  auto settings = system(SystemKind::SwitchMl);
-  settings.bucket_bytes = 2 * P;
+  auto settings = make_system("switchml", {{"bucket_bytes", 2 * P}});
+  const int chunks = 16;  // the default pipeline_chunks
   Path to_switch = gpu_to_switch(topo, 0);
   const double rtt = 2 * to_switch.latency_s;
 
@@ -205,15 +199,14 @@ TEST_CASE("SwitchML aggregates at min(line rate, window / RTT): few slots are wi
   CHECK(switchml_rate_Bps(few, rtt, n) == doctest::Approx(window_rate).scale(0));
   CHECK(switchml_rate_Bps(many, rtt, n) == doctest::Approx(line).scale(0));
 
-  auto r_few = sim::simulate_system(trace, topo, few, settings, {});
-  auto r_many = sim::simulate_system(trace, topo, many, settings, {});
-  const int chunks = settings.pipeline_chunks;
+  auto r_few = sim::simulate_system(trace, topo, few, *settings, {});
+  auto r_many = sim::simulate_system(trace, topo, many, *settings, {});
   CHECK(r_few.iteration_time_s == doctest::Approx(switchml_step_s(few, to_switch, 2 * P, chunks, 2, window_rate, P)).epsilon(1e-6).scale(0));
   CHECK(r_many.iteration_time_s == doctest::Approx(switchml_step_s(many, to_switch, 2 * P, chunks, 2, line, P)).epsilon(1e-6).scale(0));
 
   // Window-bound: twice the slots, half the wire time; line-bound: more slots change nothing.
-  auto r_16 = sim::simulate_system(trace, topo, with_slots(16), settings, {});
-  auto r_2m = sim::simulate_system(trace, topo, with_slots(2e6), settings, {});
+  auto r_16 = sim::simulate_system(trace, topo, with_slots(16), *settings, {});
+  auto r_2m = sim::simulate_system(trace, topo, with_slots(2e6), *settings, {});
   const double fixed = (chunks + 1) * to_switch.latency_s + gpu_optimizer_s(few, P);
   CHECK((r_16.iteration_time_s - fixed) / (r_few.iteration_time_s - fixed) == doctest::Approx(0.5).epsilon(1e-6).scale(0));
   CHECK(r_2m.iteration_time_s == doctest::Approx(r_many.iteration_time_s).epsilon(1e-12).scale(0));
@@ -225,13 +218,13 @@ TEST_CASE("SwitchML with the Tofino profile: throughput from its own slots, payl
   auto hw = quiet_hardware(topo);
   const double P = 20e6;
   auto trace = synthetic_trace(1, static_cast<std::uint64_t>(P), 0);
-  auto settings = system(SystemKind::SwitchMl);
-  settings.bucket_bytes = 2 * P;
+  auto settings = make_system("switchml", {{"bucket_bytes", 2 * P}});
+  const int chunks = 16;  // the default pipeline_chunks
   Path to_switch = gpu_to_switch(topo, 0);
   const double rate = switchml_rate_Bps(hw, 2 * to_switch.latency_s, n);
-  auto r = sim::simulate_system(trace, topo, hw, settings, {});
+  auto r = sim::simulate_system(trace, topo, hw, *settings, {});
   CHECK(r.iteration_time_s ==
-        doctest::Approx(switchml_step_s(hw, to_switch, 2 * P, settings.pipeline_chunks, 2, rate, P)).epsilon(1e-6).scale(0));
+        doctest::Approx(switchml_step_s(hw, to_switch, 2 * P, chunks, 2, rate, P)).epsilon(1e-6).scale(0));
 }
 
 TEST_CASE("SwitchML: each worker sends one gradient up and receives one aggregate, at the wire element size") {
@@ -242,15 +235,13 @@ TEST_CASE("SwitchML: each worker sends one gradient up and receives one aggregat
   auto trace = synthetic_trace(4, params, 1e12);
   const double gradient = 4.0 * 2 * params;  // fp16
   for (double element_bytes : {4.0, 2.0}) {
-    auto settings = system(SystemKind::SwitchMl);
-    settings.aggregation_element_bytes = element_bytes;
-    auto r = sim::simulate_system(trace, topo, hw, settings, {});
+    auto r = sim::simulate_system(trace, topo, hw, *make_system("switchml", {{"aggregation_element_bytes", element_bytes}}), {});
     CHECK(r.sent_bytes_per_worker == doctest::Approx(gradient * element_bytes / 2).epsilon(1e-9).scale(0));
     CHECK(r.received_bytes_per_worker == doctest::Approx(gradient * element_bytes / 2).epsilon(1e-9).scale(0));
   }
   // Against DDP's ring, 2 (N-1)/N x 2P per worker: SwitchML's 32-bit wire carries 8/7 of it at N = 8.
-  auto ddp = sim::simulate_system(trace, topo, hw, system(SystemKind::Ddp), {});
-  auto switchml = sim::simulate_system(trace, topo, hw, system(SystemKind::SwitchMl), {});
+  auto ddp = sim::simulate_system(trace, topo, hw, *make_system("ddp"), {});
+  auto switchml = sim::simulate_system(trace, topo, hw, *make_system("switchml"), {});
   CHECK(switchml.sent_bytes_per_worker / ddp.sent_bytes_per_worker == doctest::Approx(8.0 / 7).epsilon(1e-9).scale(0));
 }
 
@@ -261,7 +252,7 @@ TEST_CASE("SwitchML of GPT-3 175B on 8 x A100-40GB is infeasible, with a reason,
   training.micro_batch = 16;
   training.recompute = true;
   auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-175b"), training);
-  auto r = sim::simulate_system(trace, topo, hw, system(SystemKind::SwitchMl), {});
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("switchml"), {});
   CHECK_FALSE(r.feasible);
   CHECK(r.reason.find("replica") != std::string::npos);
   // A replica's fp16 parameters alone (2 B x 175e9 = 350 GB) exceed 40 GB many times over.
@@ -270,12 +261,14 @@ TEST_CASE("SwitchML of GPT-3 175B on 8 x A100-40GB is infeasible, with a reason,
 
 TEST_CASE("a scenario's system entry sets the ZeRO-Offload bucket and the delayed update, strictly") {
   auto json = luwu::Json::parse(R"({"name": "zero-offload", "reduce_bucket_bytes": 2e8, "delayed_param_update": true})");
-  auto s = sim::system_settings_from_json(luwu::JsonNode(json, "scenario.json", "$.systems[0]"));
-  CHECK(s.kind == SystemKind::ZeroOffload);
-  CHECK(s.reduce_bucket_bytes == 2e8);
-  CHECK(s.delayed_param_update);
-  CHECK(sim::system_settings_from_json(luwu::JsonNode(luwu::Json::parse(R"("zero-offload")"), "f")).reduce_bucket_bytes ==
-        1e9);
+  auto s = sim::system_from_json(luwu::JsonNode(json, "scenario.json", "$.systems[0]"));
+  CHECK(s->name() == "zero-offload");
+  CHECK(s->label() == "zero-offload");
   auto bad = luwu::Json::parse(R"({"name": "zero-offload", "reduce_bucket_bytes": -1})");
-  CHECK_THROWS_AS(sim::system_settings_from_json(luwu::JsonNode(bad, "scenario.json")), luwu::InputError);
+  CHECK_THROWS_WITH_AS(sim::system_from_json(luwu::JsonNode(bad, "scenario.json", "$.systems[0]")),
+                       doctest::Contains("$.systems[0].reduce_bucket_bytes"), luwu::InputError);
+  // A setting of another system is an error that names the system's own settings.
+  auto foreign = luwu::Json::parse(R"({"name": "zero-offload", "prefetch_layers": 2})");
+  CHECK_THROWS_WITH_AS(sim::system_from_json(luwu::JsonNode(foreign, "scenario.json", "$.systems[0]")),
+                       doctest::Contains("\"prefetch_layers\" is not a setting of zero-offload"), luwu::InputError);
 }

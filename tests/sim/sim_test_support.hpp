@@ -10,7 +10,7 @@
 #include "models/host.hpp"
 #include "models/optimizer_cost.hpp"
 #include "sim/hardware.hpp"
-#include "sim/system_settings.hpp"
+#include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/routes.hpp"
 #include "workloads/model_catalog.hpp"
@@ -103,11 +103,10 @@ inline double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
   return sum;
 }
 
-inline sim::SystemSettings system(workloads::SystemKind kind) {
-  sim::SystemSettings s;
-  s.kind = kind;
-  s.label = workloads::to_string(kind);
-  return s;
+// A system as a scenario would name it, with these settings on top of its defaults.
+inline sim::SystemPtr make_system(const std::string& name, luwu::Json settings = luwu::Json::object()) {
+  settings["name"] = name;
+  return sim::system_from_json(luwu::JsonNode(settings, "test", "$.systems[0]"));
 }
 
 }  // namespace sim_test

@@ -24,8 +24,8 @@ TEST_CASE("compute only: one worker's iteration is the sum of its kernels plus t
   auto topo = star(1);
   auto hw = quiet_hardware(topo);
   auto trace = synthetic_trace(6, 10'000'000, 3e12);
-  for (auto kind : {workloads::SystemKind::Ddp, workloads::SystemKind::Zero3}) {
-    auto r = sim::simulate_system(trace, topo, hw, system(kind), {});
+  for (const char* name : {"ddp", "zero3"}) {
+    auto r = sim::simulate_system(trace, topo, hw, *make_system(name), {});
     double expected = compute_s(trace, hw) + gpu_optimizer_s(hw, 6 * 10e6);
     CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-9).scale(0));
     CHECK(r.sent_bytes_per_worker == 0);
@@ -40,13 +40,13 @@ TEST_CASE("communication only: DDP all-reduces each bucket in turn, ZeRO-3 gathe
   const std::uint64_t params = 50'000'000;  // 100 MB of fp16 gradient: one 25 MB-bucket per layer
 
   auto ddp_trace = synthetic_trace(3, params, 0);
-  auto ddp = sim::simulate_system(ddp_trace, topo, hw, system(workloads::SystemKind::Ddp), {});
+  auto ddp = sim::simulate_system(ddp_trace, topo, hw, *make_system("ddp"), {});
   double ddp_expected = 3 * sim::ring_all_reduce_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps) +
                         gpu_optimizer_s(hw, 3.0 * params);
   CHECK(ddp.iteration_time_s == doctest::Approx(ddp_expected).epsilon(1e-3).scale(0));
 
   auto z3_trace = synthetic_trace(1, params, 0);
-  auto z3 = sim::simulate_system(z3_trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  auto z3 = sim::simulate_system(z3_trace, topo, hw, *make_system("zero3"), {});
   double gather = sim::ring_all_gather_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps);
   double z3_expected = 3 * gather + gpu_optimizer_s(hw, params / double(n));
   CHECK(z3.iteration_time_s == doctest::Approx(z3_expected).epsilon(1e-3).scale(0));
@@ -60,13 +60,13 @@ TEST_CASE("perfect overlap: only the first layer's gather and the last gradient 
   const std::uint64_t params = 20'000'000;  // 40 MB per layer: a few ms on the wire
   auto trace = synthetic_trace(8, params, 40e12);  // ~0.25 s of compute per op
 
-  auto ddp = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Ddp), {});
+  auto ddp = sim::simulate_system(trace, topo, hw, *make_system("ddp"), {});
   double ddp_expected = compute_s(trace, hw) +
                         sim::ring_all_reduce_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps) +
                         gpu_optimizer_s(hw, 8.0 * params);
   CHECK(ddp.iteration_time_s == doctest::Approx(ddp_expected).epsilon(1e-3).scale(0));
 
-  auto z3 = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  auto z3 = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
   double collective = sim::ring_all_gather_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps);
   double z3_expected = collective + compute_s(trace, hw) + collective + gpu_optimizer_s(hw, 8.0 * params / n);
   CHECK(z3.iteration_time_s == doctest::Approx(z3_expected).epsilon(1e-3).scale(0));
@@ -77,8 +77,8 @@ TEST_CASE("ZeRO-3 sends 1.5x the bytes per worker of DDP per step (ZeRO paper, s
   auto topo = star(8);
   auto hw = quiet_hardware(topo);
   auto trace = synthetic_trace(4, 30'000'000, 1e12);
-  auto ddp = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Ddp), {});
-  auto z3 = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  auto ddp = sim::simulate_system(trace, topo, hw, *make_system("ddp"), {});
+  auto z3 = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
   // DDP: ring all-reduce sends 2 (N-1)/N x 2P bytes per worker.
   CHECK(ddp.sent_bytes_per_worker == doctest::Approx(2.0 * 7 / 8 * 2 * 4 * 30e6).epsilon(1e-9).scale(0));
   CHECK(z3.sent_bytes_per_worker / ddp.sent_bytes_per_worker == doctest::Approx(1.5).epsilon(1e-9).scale(0));
@@ -91,8 +91,8 @@ TEST_CASE("a collective kernel slows the compute it overlaps by the GPU's interf
   hw.gpu.collective_interference = 0.2;
   auto quiet = quiet_hardware(topo);
   auto trace = synthetic_trace(8, 20'000'000, 40e12);
-  auto noisy = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
-  auto calm = sim::simulate_system(trace, topo, quiet, system(workloads::SystemKind::Zero3), {});
+  auto noisy = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
+  auto calm = sim::simulate_system(trace, topo, quiet, *make_system("zero3"), {});
   // A collective of t seconds that runs entirely under compute leaves the compute (1 - share) t of
   // progress instead of t: the compute finishes share x t later.
   CHECK(noisy.breakdown.compute_s > calm.breakdown.compute_s);
@@ -107,7 +107,7 @@ TEST_CASE("the same scenario twice gives identical output") {
   auto topo = star(4);
   auto hw = sim::hardware_of(topo);
   auto trace = synthetic_trace(5, 25'000'000, 5e12);
-  auto a = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
-  auto b = sim::simulate_system(trace, topo, hw, system(workloads::SystemKind::Zero3), {});
+  auto a = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
+  auto b = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
   CHECK(sim::result_to_json(a).dump() == sim::result_to_json(b).dump());
 }

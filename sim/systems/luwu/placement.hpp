@@ -1,23 +1,25 @@
 #pragma once
-// Where LuWu's optimizer node keeps the model: the fp16 parameters first in DRAM (they are sent
-// for every layer of every micro-batch), then as much of the fp32 master, m and v as the rest of
-// the usable DRAM holds; what does not fit lives on the node's SSDs (out-of-core).
+// Where LuWu's optimizer node keeps the model: the parameters first in DRAM (they are sent for
+// every layer of every micro-batch), then as much of the optimizer state (fp32 master, m and v; m
+// and v in fp32 training) as the rest of the usable DRAM holds; what does not fit lives on the
+// node's SSDs (out-of-core).
 #include <algorithm>
 #include <string>
 
 #include "models/host.hpp"
 #include "models/optimizer_cost.hpp"
-#include "sim/system_settings.hpp"
+#include "sim/systems/luwu/luwu.hpp"
+#include "sim/systems/model_state.hpp"
 #include "workloads/trace.hpp"
 
 namespace luwu::sim {
 
 struct LuwuPlacement {
-  double param_bytes = 0;       // fp16 parameters
-  double state_bytes = 0;       // fp32 master + m + v
+  double param_bytes = 0;       // parameters, in the training dtype
+  double state_bytes = 0;       // optimizer state (model_state.hpp)
   double dram_usable_bytes = 0;
   double ssd_bytes = 0;         // SSD capacity of the node
-  double param_ssd_share = 0;   // of the fp16 parameters, on SSD
+  double param_ssd_share = 0;   // of the parameters, on SSD
   double state_ssd_share = 0;   // of the optimizer state, on SSD
   bool fits() const {
     return param_bytes * param_ssd_share + state_bytes * state_ssd_share <= ssd_bytes * (1 + 1e-12);
@@ -25,11 +27,12 @@ struct LuwuPlacement {
 };
 
 inline LuwuPlacement luwu_placement(const workloads::Trace& trace, const models::HostSpec& node,
-                                    const SystemSettings& settings) {
+                                    const LuwuSettings& settings) {
   LuwuPlacement p;
   const double params = static_cast<double>(trace.total_params());
-  p.param_bytes = params * workloads::bytes_per_element(trace.training.dtype);
-  p.state_bytes = params * models::adam_mixed_precision_cost().state_bytes_per_param;
+  const auto bytes = model_state_bytes(trace.training.dtype);
+  p.param_bytes = params * static_cast<double>(bytes.param);
+  p.state_bytes = params * static_cast<double>(bytes.optimizer);
   p.dram_usable_bytes = node.dram.capacity_bytes * settings.optimizer_node_dram_share;
   p.ssd_bytes = node.ssds ? node.ssds->capacity_bytes() : 0;
   double dram_left = p.dram_usable_bytes;

@@ -1,0 +1,67 @@
+// DDP (PyTorch DistributedDataParallel, NCCL ring all-reduce).
+//
+// Every GPU holds the whole model and its optimizer state.  Backward hands each layer's gradient
+// to a bucket; a full bucket is all-reduced on the communication stream while backward goes on.
+// Earlier micro-batches of gradient accumulation only accumulate (no_sync).  After the last
+// all-reduce, the optimizer steps on the GPU over all parameters.
+#include "sim/systems/ddp/ddp.hpp"
+
+#include "sim/stream.hpp"
+#include "sim/systems/gpu_collective.hpp"
+#include "sim/systems/gradient_buckets.hpp"
+#include "sim/systems/model_state.hpp"
+
+namespace luwu::sim {
+namespace {
+
+class DdpSchedule : public Schedule {
+ public:
+  explicit DdpSchedule(const DdpSettings& settings) : settings_(settings) {}
+
+  void run_rank(RankEnv& env) override {
+    GpuDevice& gpu = env.gpu;
+    const auto& trace = env.trace();
+    Stream nccl(gpu.name(), "nccl", "communication", gpu.host(), &env.cluster.timeline);
+    const auto buckets = plan_gradient_buckets(trace, settings_.bucket_bytes, BucketedMicroSteps::Last);
+
+    CompletionPtr reduced = completed();
+    auto bucket = buckets.begin();
+    for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+      gpu.compute(op_label(trace, trace.ops[i]), env.op_time_s(trace.ops[i]));
+      for (; bucket != buckets.end() && bucket->after_op == i; ++bucket)
+        reduced = enqueue_gpu_collective(nccl, env, CollectiveOp::AllReduce, "ddp", bucket->bytes,
+                                         "all-reduce bucket " + std::to_string(bucket->index));
+    }
+    gpu.wait(reduced, WaitCause::Communication, "gradient all-reduce");
+    gpu.optimizer_step("adam step", env.gpu_optimizer_time_s(static_cast<double>(trace.total_params())));
+  }
+
+ private:
+  DdpSettings settings_;
+};
+
+class Ddp : public System {
+ public:
+  Ddp(const SystemEntry& entry, DdpSettings settings) : System(entry), settings_(settings) {}
+
+  MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
+    return replica_footprint(trace, workers, gpu_memory, settings_.bucket_bytes, name());
+  }
+  CollectiveAlgorithm collective_algorithm() const override { return settings_.collectives.algorithm; }
+  std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override { return std::make_unique<DdpSchedule>(settings_); }
+
+ private:
+  DdpSettings settings_;
+};
+
+}  // namespace
+
+SystemPtr parse_ddp(const SystemEntry& entry) {
+  entry.only_settings(setting_keys({{"bucket_bytes"}, CollectiveSettings::keys()}));
+  DdpSettings s;
+  if (entry.has("bucket_bytes")) s.bucket_bytes = entry.at("bucket_bytes").as_positive();
+  s.collectives = CollectiveSettings::parse(entry);
+  return std::make_shared<Ddp>(entry, s);
+}
+
+}  // namespace luwu::sim

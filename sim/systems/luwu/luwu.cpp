@@ -1,0 +1,96 @@
+// LuWu: model-in-network data parallelism (Sun et al., arXiv 2409.00918).
+//
+// GPU workers keep no persistent parameters, gradients or optimizer state.  The in-network
+// optimizer node holds the fp16 parameters and the fp32 master, m and v, over DRAM and SSD.
+//  - Forward, per layer: the node sends the layer's fp16 parameters once; the switch multicasts
+//    them to every worker; each SmartNIC writes them into GPU memory by DMA (no GPU kernel, only
+//    the smaller DMA interference).  The node streams `prefetch_layers` layers ahead of compute.
+//  - Backward, per layer: the parameters are multicast again; each worker's SmartNIC streams the
+//    layer's gradient into the switch, which aggregates it in-network and forwards one aggregated
+//    copy to the node.  Each micro-batch's aggregate is accumulated at the node.
+//  - The node updates layer l as soon as its aggregated gradient of the last micro-batch has
+//    arrived, pipelined behind backward: layer l's state is prefetched from SSD into DRAM
+//    (`state_prefetch_layers` ahead), updated on the node's CPU (or a GPU beside it:
+//    `update_engine`), and written back.
+//  - With offload_activation_checkpoints, each worker keeps its activation checkpoints in its
+//    host's memory and moves them over its PCIe (checkpoint_offload.hpp).
+// The iteration ends when the last layer is updated (the next forward needs layer 0 first).
+// The actors: schedule.hpp.
+#include "sim/systems/luwu/luwu.hpp"
+
+#include "models/profile.hpp"
+#include "sim/systems/luwu/placement.hpp"
+#include "sim/systems/luwu/schedule.hpp"
+
+namespace luwu::sim {
+namespace {
+
+class Luwu : public System {
+ public:
+  Luwu(const SystemEntry& entry, LuwuSettings settings) : System(entry), settings_(std::move(settings)) {}
+
+  // Workers keep only the layers in flight; the optimizer node keeps the parameters and the
+  // optimizer state.
+  MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
+    MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
+    const auto bytes = model_state_bytes(trace.training.dtype);
+    f.gpu_buffer_bytes = layer_working_set_bytes(trace, settings_.prefetch.layers);
+    f.optimizer_node_bytes = (bytes.optimizer + bytes.param) * trace.total_params();
+    judge_footprint(f, name(), gpu_memory);
+    return f;
+  }
+
+  std::string capacity_problem(const workloads::Trace& trace, const topologies::Topology& topology,
+                               const Hardware& hw) const override {
+    if (!topology.optimizer_node() || !hw.optimizer_node)
+      return "does not run: luwu needs an in-network optimizer node (the luwu-star topology has one)";
+    if (!hw.network_switch) return "does not run: luwu needs a programmable switch";
+    const auto p = luwu_placement(trace, *hw.optimizer_node, settings_);
+    if (!p.fits())
+      return does_not_fit("the optimizer node (DRAM share + SSDs)", p.param_bytes + p.state_bytes,
+                          p.dram_usable_bytes + p.ssd_bytes);
+    return "";
+  }
+
+  std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override { return make_luwu_schedule(settings_, env); }
+
+ private:
+  LuwuSettings settings_;
+};
+
+}  // namespace
+
+SystemPtr parse_luwu(const SystemEntry& entry) {
+  entry.only_settings(setting_keys({PrefetchSettings::keys(), AggregationSettings::keys(),
+                                    CheckpointOffloadSettings::keys(),
+                                    {"optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
+                                     "update_gpu_pcie"}}));
+  LuwuSettings s;
+  s.prefetch = PrefetchSettings::parse(entry);
+  s.aggregation = AggregationSettings::parse(entry);
+  s.checkpoints = CheckpointOffloadSettings::parse(entry);
+  if (entry.has("optimizer_node_dram_share")) {
+    s.optimizer_node_dram_share = entry.at("optimizer_node_dram_share").as_positive();
+    if (s.optimizer_node_dram_share > 1) entry.at("optimizer_node_dram_share").fail("expected a share in (0, 1]");
+  }
+  s.state_prefetch_layers = static_cast<int>(entry.settings().get_int("state_prefetch_layers", s.state_prefetch_layers, 0, 1000));
+  const std::string engine = entry.settings().get_string("update_engine", "cpu");
+  if (engine == "gpu") s.update_engine = LuwuSettings::UpdateEngine::Gpu;
+  else if (engine != "cpu") entry.at("update_engine").fail("expected \"cpu\" or \"gpu\"");
+  s.update_gpu = entry.settings().get_string("update_gpu", s.update_gpu);
+  s.update_gpu_pcie = entry.settings().get_string("update_gpu_pcie", s.update_gpu_pcie);
+  // The engine's profiles are resolved now, so a misspelt name is an error at its JSON path.
+  if (s.update_engine == LuwuSettings::UpdateEngine::Gpu) {
+    for (const auto& [key, name, kind] : {std::tuple{"update_gpu", s.update_gpu, "gpu"},
+                                          std::tuple{"update_gpu_pcie", s.update_gpu_pcie, "pcie"}}) {
+      try {
+        models::require_kind(models::find_profile(name), {kind});
+      } catch (const InputError& e) {
+        (entry.has(key) ? entry.at(key) : entry.settings()).fail(e.what());
+      }
+    }
+  }
+  return std::make_shared<Luwu>(entry, s);
+}
+
+}  // namespace luwu::sim

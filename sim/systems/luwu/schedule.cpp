@@ -1,0 +1,208 @@
+#include "sim/systems/luwu/schedule.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u/Actor.hpp>
+
+#include "models/gpu_update_engine.hpp"
+#include "models/host.hpp"
+#include "sim/countdown.hpp"
+#include "sim/stream.hpp"
+#include "sim/systems/checkpoint_offload.hpp"
+#include "sim/systems/in_switch_aggregation.hpp"
+#include "sim/systems/luwu/placement.hpp"
+#include "sim/systems/model_state.hpp"
+#include "sim/systems/out_of_core_pipeline.hpp"
+#include "sim/systems/param_prefetch.hpp"
+#include "sim/transfers.hpp"
+
+namespace luwu::sim {
+namespace {
+
+using workloads::OpKind;
+
+class LuwuSchedule : public Schedule {
+ public:
+  LuwuSchedule(const LuwuSettings& settings, ClusterEnv& env)
+      : settings_(settings),
+        env_(env),
+        trace_(env.trace),
+        world_(env.world()),
+        param_ops_(param_ops(env.trace)),
+        aggregation_(env, settings.aggregation, "luwu") {
+    if (!env.roles.optimizer_node || !env.hw.optimizer_node)
+      throw std::invalid_argument("luwu needs an optimizer node in the topology (see the luwu-star builder)");
+    node_ = env.roles.optimizer_node;
+    switch_ = aggregation_.switch_host();
+    placement_ = luwu_placement(trace_, *env.hw.optimizer_node, settings);
+    if (settings.update_engine == LuwuSettings::UpdateEngine::Gpu)
+      update_gpu_ = {models::gpu_from_profile(models::find_profile(settings.update_gpu)),
+                     models::pcie_from_profile(models::find_profile(settings.update_gpu_pcie))};
+
+    const int pieces = aggregation_.pieces();
+    delivered_.assign(world_, std::vector<std::shared_ptr<Countdown>>(param_ops_.size()));
+    for (std::size_t k = 0; k < param_ops_.size(); ++k) {
+      consumed_.push_back(std::make_shared<Countdown>(world_));
+      for (int r = 0; r < world_; ++r) delivered_[r][k] = std::make_shared<Countdown>(pieces);
+    }
+    gradient_round_.assign(trace_.ops.size(), kNoRound);
+    for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
+      const auto& op = trace_.ops[i];
+      if (op.kind != OpKind::Backward || op.grad_bytes == 0) continue;
+      gradient_round_[i] = aggregation_.add_round(static_cast<double>(op.grad_bytes));
+      round_label_.push_back(op_label(trace_, op));
+      gradient_at_node_.push_back(std::make_shared<Countdown>(pieces));
+    }
+    aggregation_.on_summed([this](std::size_t round, int, double piece) { forward_to_node(round, piece); });
+
+    Timeline* tl = &env.timeline;
+    forward_stream_ = std::make_unique<Stream>("switch", "aggregate -> optimizer node", "communication", switch_, tl);
+    node_pipeline_ = std::make_unique<OutOfCorePipeline>(
+        "optnode", node_, env.roles.optimizer_ssds,
+        OutOfCorePolicy{settings.state_prefetch_layers, /*write_buffers*/ 0, /*serial_writes*/ true}, env.traffic, tl,
+        update_gpu_ ? "gpu" : "cpu");
+
+    // Streams take work from actors only, so the node's pipeline is laid out by one.
+    updates_done_ = make_completion();
+    simgrid::s4u::Actor::create("optnode/pipeline", node_, [this] { optimizer_node_pipeline(); });
+    simgrid::s4u::Actor::create("optnode/param multicast", node_, [this] { parameter_multicast(); })->daemonize();
+  }
+
+  // A worker: it waits for each layer's parameters, computes, and its SmartNIC streams each
+  // gradient into the switch while backward goes on.
+  void run_rank(RankEnv& env) override {
+    GpuDevice& gpu = env.gpu;
+    const int r = env.rank();
+    Timeline* tl = &env_.timeline;
+    Stream upload(gpu.name(), "gradient to switch (smartnic dma)", "communication", gpu.host(), tl);
+    Stream to_host(gpu.name(), "checkpoint to host (pcie)", "io", gpu.host(), tl);
+    Stream to_gpu(gpu.name(), "checkpoint to gpu (pcie)", "io", gpu.host(), tl);
+    CheckpointOffload checkpoints(env, CheckpointOffloadSettings{}, to_host, to_gpu);  // not yet: the next commit
+    // Checkpoints come back as far ahead as parameters are multicast.
+    ParamPrefetch checkpoint_prefetch(trace_, settings_.prefetch.layers, [&](std::size_t i) { checkpoints.fetch_back(i); });
+
+    CompletionPtr uploaded = completed();
+    std::size_t k = 0;  // next param op
+    long holding = -1;  // param op whose parameters the GPU holds
+    for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
+      const auto& op = trace_.ops[i];
+      const std::string label = op_label(trace_, op);
+      checkpoint_prefetch.before(i);
+      if (k < param_ops_.size() && param_ops_[k] == i) {
+        if (holding >= 0) consumed_[holding]->arrive();
+        holding = static_cast<long>(k);
+        gpu.wait(delivered_[r][k++]->done(), WaitCause::Communication, "parameters multicast " + label);
+      }
+      checkpoints.wait_before_compute(i);
+      gpu.compute(label, env.op_time_s(op));
+      checkpoints.after_compute(i);
+      if (gradient_round_[i] != kNoRound) {
+        const std::size_t round = gradient_round_[i];
+        uploaded = upload.enqueue("gradient " + label, [this, &env, round] { aggregation_.send(env, round); });
+      }
+    }
+    if (holding >= 0) consumed_[holding]->arrive();
+    gpu.wait(uploaded, WaitCause::Communication, "gradient to switch");
+    gpu.wait(updates_done_, WaitCause::Optimizer, "optimizer node updates");
+  }
+
+ private:
+  static constexpr std::size_t kNoRound = static_cast<std::size_t>(-1);
+
+  // The optimizer node sends each layer's parameters once per need, piece by piece (from SSD for
+  // the share that lives there); the switch replicates every piece to all workers as soon as it has
+  // it, and each SmartNIC writes it into GPU memory by DMA.  A worker buffers prefetch_layers + 1
+  // layers, so the node waits for every worker to be done with a layer before sending one that
+  // many layers later.
+  void parameter_multicast() {
+    const std::size_t ahead = static_cast<std::size_t>(settings_.prefetch.layers) + 1;
+    for (std::size_t k = 0; k < param_ops_.size(); ++k) {
+      if (k >= ahead) consumed_[k - ahead]->done()->wait();
+      const auto& op = trace_.ops[param_ops_[k]];
+      const double piece = static_cast<double>(op.param_bytes) / aggregation_.pieces();
+      const double start = simgrid::s4u::Engine::get_clock();
+      for (int c = 0; c < aggregation_.pieces(); ++c) {
+        if (placement_.param_ssd_share > 0)
+          read_striped(env_.roles.optimizer_ssds, piece * placement_.param_ssd_share, env_.traffic);
+        transfer(node_, switch_, piece, env_.traffic);
+        for (int r = 0; r < world_; ++r)
+          simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece] {
+            GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
+            transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic);
+            delivered_[r][k]->arrive();
+          });
+      }
+      env_.timeline.add("optnode", "parameter send", "params " + op_label(trace_, op), "communication", start,
+                        simgrid::s4u::Engine::get_clock());
+    }
+  }
+
+  // Every worker's piece of a gradient is in the switch: it forwards the sum to the node.
+  void forward_to_node(std::size_t round, double piece) {
+    forward_stream_->enqueue("aggregate " + round_label_[round], [this, round, piece] {
+      transfer(switch_, node_, piece, env_.traffic);
+      gradient_at_node_[round]->arrive();
+    });
+  }
+
+  // The node's pipeline, in backward's order: a gradient of an earlier micro-batch is accumulated;
+  // the last micro-batch's updates its layer out of core (state read ahead from SSD, updated on
+  // the CPU or a GPU beside it, written back).
+  void optimizer_node_pipeline() {
+    const auto& host = *env_.hw.optimizer_node;
+    const auto cost = adam_cost(trace_.training.dtype);
+    const int last = trace_.training.grad_accum - 1;
+    for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
+      if (gradient_round_[i] == kNoRound) continue;
+      const auto& op = trace_.ops[i];
+      const auto& gradient = gradient_at_node_[gradient_round_[i]]->done();
+      const double params = static_cast<double>(trace_.layers[op.layer].params);
+      const std::string label = trace_.layers[op.layer].name;
+      if (op.micro_step < last) {
+        // fp32 accumulator += aggregate: read both, write one, over the node's DRAM.
+        node_pipeline_->add_update_work("accumulate " + label, params * 3 * 4 / host.dram.achieved_Bps(), {gradient});
+        continue;
+      }
+      const double state_on_ssd = params * cost.state_bytes_per_param * placement_.state_ssd_share;
+      const auto t = models::cpu_optimizer_step_times(
+          host, params, cost, models::StatePlacement{1 - placement_.state_ssd_share, 0, placement_.state_ssd_share});
+      // The SSD part is the disk I/O; the DRAM streaming happens whichever engine updates.
+      const double update_s =
+          update_gpu_ ? std::max(t.dram_s, models::gpu_update_times(params, cost, update_gpu_->first, update_gpu_->second).total_s)
+                      : std::max(t.dram_s, t.compute_s);
+      node_pipeline_->add_unit(label, state_on_ssd, update_s, state_on_ssd, {gradient});
+    }
+    for (const auto& written : node_pipeline_->write_backs()) written->wait();
+    updates_done_->set();
+  }
+
+  LuwuSettings settings_;
+  ClusterEnv& env_;
+  const workloads::Trace& trace_;
+  const int world_;
+  std::vector<std::size_t> param_ops_;
+  InSwitchAggregation aggregation_;
+  LuwuPlacement placement_;
+  std::optional<std::pair<models::GpuSpec, models::PcieSpec>> update_gpu_;  // the "gpu" update engine
+  simgrid::s4u::Host* node_ = nullptr;
+  simgrid::s4u::Host* switch_ = nullptr;
+  std::vector<std::vector<std::shared_ptr<Countdown>>> delivered_;  // [rank][param op]: pieces arrived
+  std::vector<std::shared_ptr<Countdown>> consumed_;                 // [param op]: ranks done with it
+  std::vector<std::size_t> gradient_round_;                          // [op]: its aggregation round
+  std::vector<std::shared_ptr<Countdown>> gradient_at_node_;         // [round]: pieces at the node
+  std::vector<std::string> round_label_;                             // [round]: its op
+  std::unique_ptr<Stream> forward_stream_;
+  std::unique_ptr<OutOfCorePipeline> node_pipeline_;
+  CompletionPtr updates_done_;
+};
+
+}  // namespace
+
+std::unique_ptr<Schedule> make_luwu_schedule(const LuwuSettings& settings, ClusterEnv& env) {
+  return std::make_unique<LuwuSchedule>(settings, env);
+}
+
+}  // namespace luwu::sim

@@ -1,0 +1,38 @@
+#pragma once
+// What one parameter of the model costs wherever a system keeps it, by training precision, and the
+// Adam step over it.  Written once, for every system's memory footprint, capacity check and
+// optimizer step (they disagreed before: the simulation streamed 12 B of optimizer state per
+// parameter whatever the dtype, while the memory accounting followed it).
+//   16-bit training (fp16, bf16): a 2 B parameter and gradient; the optimizer keeps an fp32 master
+//     parameter, m and v (12 B) and writes the 2 B parameter back (mixed precision, Micikevicius et
+//     al. 2018, arXiv 1710.03740).
+//   fp32 training: a 4 B parameter and gradient; the parameter is the master, so the optimizer
+//     keeps m and v (8 B) beside it and writes no second copy.
+#include <cstdint>
+
+#include "models/optimizer_cost.hpp"
+#include "workloads/training_config.hpp"
+
+namespace luwu::sim {
+
+struct ModelStateBytes {
+  std::uint64_t param = 0;      // the parameter in training precision (what the GPUs compute with)
+  std::uint64_t grad = 0;       // its gradient
+  std::uint64_t optimizer = 0;  // optimizer state beyond `param`: master + m + v, or m + v in fp32
+};
+
+inline ModelStateBytes model_state_bytes(workloads::DType dtype) {
+  const auto element = static_cast<std::uint64_t>(workloads::bytes_per_element(dtype));
+  return {element, element, dtype == workloads::DType::Fp32 ? 8u : 12u};
+}
+
+// Adam over one parameter in this precision: the bytes it reads and writes, its FLOPs and the state
+// it streams (models/optimizer_cost.hpp).  In fp32 the streamed state is parameter + m + v and
+// nothing low-precision is written back.
+inline models::OptimizerCost adam_cost(workloads::DType dtype) {
+  models::OptimizerPrecision precision;
+  if (dtype == workloads::DType::Fp32) precision = {/*grad*/ 4, /*state*/ 4, /*low precision param*/ 0};
+  return models::adam_mixed_precision_cost(precision);
+}
+
+}  // namespace luwu::sim

@@ -1,0 +1,93 @@
+#pragma once
+// The out-of-core optimizer step (ZeRO-Infinity's swapper on a worker, LuWu's optimizer node):
+// optimizer state streams from SSD into DRAM, is updated, and is written back, unit after unit (a
+// sub-group of parameters, a layer), the three stages overlapping:
+//  - reads go one at a time, at most `read_ahead` units ahead of the update: unit k's read starts
+//    once unit k - 1 - read_ahead is updated (its DRAM buffer is free again);
+//  - updates go one at a time on the host's processor, each once its state is read and its other
+//    inputs (a gradient) are ready; with `write_buffers` > 0 it also waits until unit
+//    k - write_buffers is written back (it updates in place into that buffer);
+//  - each write-back starts when its update is done: one at a time (`serial_writes`, one writer
+//    thread) or all at once (asynchronous I/O).
+// The same stages carry other work of the host in order (LuWu accumulates earlier micro-batches'
+// gradients on the update stage).
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u/Actor.hpp>
+
+#include "sim/stream.hpp"
+#include "sim/traffic_meter.hpp"
+#include "sim/transfers.hpp"
+
+namespace luwu::sim {
+
+struct OutOfCorePolicy {
+  int read_ahead = 1;
+  int write_buffers = 0;  // 0: an update never waits for a write-back
+  bool serial_writes = true;
+};
+
+class OutOfCorePipeline {
+ public:
+  OutOfCorePipeline(std::string component, simgrid::s4u::Host* host, std::vector<simgrid::s4u::Disk*> disks,
+                    OutOfCorePolicy policy, TrafficMeter& traffic, Timeline* timeline, const std::string& engine = "cpu")
+      : host_(host),
+        disks_(std::move(disks)),
+        policy_(policy),
+        traffic_(traffic),
+        read_(component, "state read (ssd)", "io", host, timeline),
+        update_(component, "update (" + engine + ")", "optimizer", host, timeline),
+        write_(component, "state write-back (ssd)", "io", host, timeline) {}
+
+  // Unit k: read `read_bytes` of state from the disks, run `update_s` seconds on the host's
+  // processor once `inputs` are done, write `write_bytes` back.  Returns the write-back's completion.
+  CompletionPtr add_unit(const std::string& label, double read_bytes, double update_s, double write_bytes,
+                         std::vector<CompletionPtr> inputs = {}) {
+    const std::size_t k = updated_.size();
+    std::vector<CompletionPtr> read_deps;
+    const std::size_t ahead = static_cast<std::size_t>(policy_.read_ahead);
+    if (k >= ahead + 1) read_deps.push_back(updated_[k - ahead - 1]);
+    auto state = read_.enqueue(
+        "read state " + label, [this, read_bytes] { read_striped(disks_, read_bytes, traffic_); }, read_deps);
+    inputs.push_back(state);
+    const std::size_t buffers = static_cast<std::size_t>(policy_.write_buffers);
+    if (buffers > 0 && k >= buffers) inputs.push_back(written_[k - buffers]);
+    updated_.push_back(update_.enqueue(
+        "update " + label, [this, update_s] { execute_on(host_, update_s); }, std::move(inputs)));
+    written_.push_back(write_back("write state " + label, write_bytes, updated_.back()));
+    return written_.back();
+  }
+
+  // Work on the update stage between units, in order (e.g. accumulating a gradient).
+  CompletionPtr add_update_work(const std::string& label, double seconds, std::vector<CompletionPtr> deps) {
+    return update_.enqueue(label, [this, seconds] { execute_on(host_, seconds); }, std::move(deps));
+  }
+
+  // Done when every unit added so far is written back.
+  std::vector<CompletionPtr> write_backs() const { return written_; }
+
+ private:
+  CompletionPtr write_back(std::string label, double bytes, CompletionPtr updated) {
+    auto write = [this, bytes] { write_striped(disks_, bytes, traffic_); };
+    if (policy_.serial_writes) return write_.enqueue(std::move(label), write, {std::move(updated)});
+    auto done = make_completion();
+    simgrid::s4u::Actor::create("optimizer state write-back", host_, [write, updated, done] {
+      updated->wait();
+      write();
+      done->set();
+    });
+    return done;
+  }
+
+  simgrid::s4u::Host* host_;
+  std::vector<simgrid::s4u::Disk*> disks_;
+  OutOfCorePolicy policy_;
+  TrafficMeter& traffic_;
+  Stream read_, update_, write_;
+  std::vector<CompletionPtr> updated_, written_;
+};
+
+}  // namespace luwu::sim

@@ -1,0 +1,64 @@
+#include "sim/systems/registry.hpp"
+
+#include <stdexcept>
+
+#include "sim/systems/ddp/ddp.hpp"
+#include "sim/systems/luwu/luwu.hpp"
+#include "sim/systems/switchml/switchml.hpp"
+#include "sim/systems/zero3/zero3.hpp"
+#include "sim/systems/zero_infinity/zero_infinity.hpp"
+#include "sim/systems/zero_offload/zero_offload.hpp"
+
+namespace luwu::sim {
+
+const std::vector<RegisteredSystem>& registered_systems() {
+  static const std::vector<RegisteredSystem> systems = {
+      {"ddp", "PyTorch DDP: a replica per GPU, bucketed ring all-reduce", parse_ddp},
+      {"zero3", "DeepSpeed ZeRO-3: everything partitioned, per-layer all-gather and reduce-scatter", parse_zero3},
+      {"zero-offload", "ZeRO-Offload: ZeRO-2 on the GPUs, the optimizer on the host CPU", parse_zero_offload},
+      {"zero-infinity", "ZeRO-Infinity: ZeRO-3 with parameters and optimizer state on NVMe or DRAM",
+       parse_zero_infinity},
+      {"switchml", "SwitchML-style in-network aggregation for replicated data parallelism", parse_switchml},
+      {"luwu", "LuWu: model-in-network data parallelism with an in-network optimizer node", parse_luwu},
+  };
+  return systems;
+}
+
+std::vector<std::string> system_names() {
+  std::vector<std::string> names;
+  for (const auto& s : registered_systems()) names.push_back(s.name);
+  return names;
+}
+
+namespace {
+std::string unknown_system(const std::string& name) {
+  const auto names = system_names();
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  const std::string hint = nearest_key(name, names);
+  return "unknown system \"" + name + "\" (expected " + list + (hint.empty() ? "" : "; did you mean \"" + hint + "\"?") +
+         ")";
+}
+}  // namespace
+
+SystemPtr system_from_json(const JsonNode& node) {
+  if (!node.is_string() && !node.is_object())
+    node.fail(std::string("expected a system name or an object {\"name\": ...}, found ") + node.raw().type_name());
+  SystemEntry entry(node);
+  for (const auto& s : registered_systems())
+    if (s.name == entry.name()) return s.parse(entry);
+  (node.is_object() ? node.at("name") : node).fail(unknown_system(entry.name()));
+}
+
+SystemPtr system_named(const std::string& name, const Json& settings) {
+  for (const auto& s : registered_systems())
+    if (s.name == name) {
+      Json entry = settings;
+      entry["name"] = name;
+      return s.parse(SystemEntry(JsonNode(entry, "--system " + name), /*lenient=*/true));
+    }
+  throw std::invalid_argument(unknown_system(name));
+}
+
+}  // namespace luwu::sim

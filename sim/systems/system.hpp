@@ -1,0 +1,71 @@
+#pragma once
+// A training system as the simulator sees it: its settings (parsed from its scenario entry, see
+// system_entry.hpp), where it keeps model state (its memory footprint), whether the cluster's hosts
+// hold what it keeps off the GPUs, and the schedule of one iteration.  Each system lives in its own
+// folder under sim/systems/ and is listed once in registry.cpp; docs/adding-a-system.md shows how.
+#include <memory>
+#include <string>
+
+#include "sim/data_parallel_collectives.hpp"
+#include "sim/hardware.hpp"
+#include "sim/schedule.hpp"
+#include "sim/systems/memory_footprint.hpp"
+#include "sim/systems/system_entry.hpp"
+#include "topologies/topology.hpp"
+#include "workloads/trace.hpp"
+
+namespace luwu::sim {
+
+// Whether a configuration can run: the GPU footprint, then the hosts' capacity.
+struct Fit {
+  MemoryFootprint footprint;
+  std::string problem;  // "" when it runs, else one sentence saying why not
+  bool runs() const { return problem.empty(); }
+};
+
+class System {
+ public:
+  virtual ~System() = default;
+
+  // The registry's name ("zero-infinity") and how results name this entry ("zero-infinity-nvme").
+  const std::string& name() const { return name_; }
+  const std::string& label() const { return label_; }
+
+  // Bytes per GPU, per worker host and on network-side nodes, and whether they fit the GPU.
+  // std::invalid_argument for workers < 1 or a non-positive GPU memory.
+  virtual MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers,
+                                           double gpu_memory_bytes) const = 0;
+  // "" when the cluster holds what the system keeps off the GPUs (host DRAM, NVMe, an optimizer
+  // node) and has the parts it needs (a programmable switch); else one sentence.
+  virtual std::string capacity_problem(const workloads::Trace&, const topologies::Topology&, const Hardware&) const {
+    return "";
+  }
+  // The algorithm of the system's GPU collectives.
+  virtual CollectiveAlgorithm collective_algorithm() const { return CollectiveAlgorithm::Hierarchical; }
+  // One iteration: what each rank's actor does; systems with network-side parts start their
+  // actors here.  std::invalid_argument when the cluster lacks what the system needs.
+  virtual std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const = 0;
+
+  // The footprint on this cluster's GPU, then the capacity check: what `run` and `memory` both use.
+  Fit fit(const workloads::Trace& trace, const topologies::Topology& topology, const Hardware& hardware) const {
+    Fit f;
+    f.footprint = memory_footprint(trace, static_cast<int>(topology.gpus().size()), hardware.gpu.hbm_bytes);
+    f.problem = f.footprint.fits ? capacity_problem(trace, topology, hardware) : f.footprint.reason;
+    return f;
+  }
+
+ protected:
+  explicit System(const SystemEntry& entry) : name_(entry.name()), label_(entry.label()) {}
+
+ private:
+  std::string name_, label_;
+};
+
+using SystemPtr = std::shared_ptr<const System>;
+
+// "does not fit: <what> needs <need> but has <have>", for capacity problems.
+std::string does_not_fit(const std::string& what, double need_bytes, double have_bytes);
+// GPUs that share rank 0's server (whose host DRAM and NVMe they share).
+int gpus_per_server(const topologies::Topology& topology);
+
+}  // namespace luwu::sim

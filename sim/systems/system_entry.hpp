@@ -1,0 +1,95 @@
+#pragma once
+// A system's entry in a scenario's "systems" list: the bare name ("zero3") or an object
+// {"name": "zero3", "label": "zero3-prefetch-2", <the system's settings>}.  Each system parses its
+// own settings from it; the settings several systems share are parsed by the mechanism that uses
+// them (prefetch depth, aggregation, checkpoint offload, the collective algorithm).
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "common/json_input.hpp"
+#include "sim/data_parallel_collectives.hpp"
+
+namespace luwu::sim {
+
+class SystemEntry {
+ public:
+  // A lenient entry ignores fields that are not the system's settings (a caller that sets one
+  // setting for every system that has it), instead of failing at them.
+  explicit SystemEntry(const JsonNode& node, bool lenient = false)
+      : node_(node), settings_(node.is_object() ? node : empty_node(node)), lenient_(lenient) {
+    name_ = node.is_object() ? node.at("name").as_string() : node.as_string();
+  }
+
+  const std::string& name() const { return name_; }
+  std::string label() const { return settings_.get_string("label", name_); }
+  // The entry's fields (an empty object for a bare name), at the entry's JSON path.
+  const JsonNode& settings() const { return settings_; }
+  bool has(const std::string& key) const { return settings_.has(key); }
+  JsonNode at(const std::string& key) const { return settings_.at(key); }
+  [[noreturn]] void fail(const std::string& what) const { node_.fail(what); }
+
+  // Fails at the first field that is not "name", "label" or one of the system's settings.
+  void only_settings(std::vector<std::string> keys) const {
+    if (!node_.is_object() || lenient_) return;
+    keys.insert(keys.begin(), {"name", "label"});
+    for (const auto& key : settings_.keys()) {
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      std::string hint = nearest_key(key, keys);
+      std::string list;
+      for (std::size_t i = 2; i < keys.size(); ++i) list += (list.empty() ? "" : ", ") + keys[i];
+      settings_.at(key).fail("\"" + key + "\" is not a setting of " + name_ +
+                             (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; its settings: " +
+                             (list.empty() ? "none" : list));
+    }
+  }
+
+ private:
+  static JsonNode empty_node(const JsonNode& at) {
+    static const Json empty = Json::object();
+    return JsonNode(empty, at.file(), at.path());
+  }
+  JsonNode node_;
+  JsonNode settings_;
+  bool lenient_;
+  std::string name_;
+};
+
+// Settings lists are concatenated from the mechanisms a system uses.
+inline std::vector<std::string> setting_keys(std::initializer_list<std::vector<std::string>> groups) {
+  std::vector<std::string> all;
+  for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+  return all;
+}
+
+// The algorithm of a system's GPU collectives: "auto" (hierarchical when servers hold several GPUs,
+// a ring otherwise), "ring", "hierarchical", or "tree" (a pipelined binary tree for all-reduce,
+// rings otherwise).
+struct CollectiveSettings {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Hierarchical;  // "auto": a ring when servers hold one GPU
+
+  static std::vector<std::string> keys() { return {"collective_algorithm"}; }
+  static CollectiveSettings parse(const SystemEntry& entry) {
+    CollectiveSettings s;
+    const std::string name = entry.settings().get_string("collective_algorithm", "auto");
+    if (name == "ring") s.algorithm = CollectiveAlgorithm::Ring;
+    else if (name == "tree") s.algorithm = CollectiveAlgorithm::Tree;
+    else if (name != "auto" && name != "hierarchical")
+      entry.at("collective_algorithm").fail("expected \"auto\", \"ring\", \"hierarchical\" or \"tree\"");
+    return s;
+  }
+};
+
+// How many layers' parameters are fetched ahead of the compute stream.  1 = "prefetch layer l+1
+// while layer l computes" (DeepSpeed's prefetch, ZeRO-3 paper section 7; LuWu's per-layer multicast).
+struct PrefetchSettings {
+  int layers = 1;
+
+  static std::vector<std::string> keys() { return {"prefetch_layers"}; }
+  static PrefetchSettings parse(const SystemEntry& entry) {
+    return {static_cast<int>(entry.settings().get_int("prefetch_layers", 1, 0, 1000))};
+  }
+};
+
+}  // namespace luwu::sim

@@ -1,0 +1,87 @@
+// ZeRO-3 (DeepSpeed stage 3 / FSDP): parameters, gradients and optimizer state partitioned 1/N.
+//
+// Forward, per layer: all-gather the layer's parameters (issued `prefetch_layers` layers ahead, on
+// their own stream), compute, free.  Backward, per layer: all-gather again (once for recompute and
+// backward), compute, reduce-scatter the gradient on a second stream; every micro-batch's gradient
+// is reduce-scattered into the local shard.  Then the optimizer steps on the GPU over P/N params.
+#include "sim/systems/zero3/zero3.hpp"
+
+#include <vector>
+
+#include "sim/stream.hpp"
+#include "sim/systems/gpu_collective.hpp"
+#include "sim/systems/model_state.hpp"
+#include "sim/systems/param_prefetch.hpp"
+
+namespace luwu::sim {
+namespace {
+
+class Zero3Schedule : public Schedule {
+ public:
+  explicit Zero3Schedule(const Zero3Settings& settings) : settings_(settings) {}
+
+  void run_rank(RankEnv& env) override {
+    GpuDevice& gpu = env.gpu;
+    const auto& trace = env.trace();
+    const auto& ops = trace.ops;
+    Stream gather_stream(gpu.name(), "all-gather", "communication", gpu.host(), &env.cluster.timeline);
+    Stream reduce_stream(gpu.name(), "reduce-scatter", "communication", gpu.host(), &env.cluster.timeline);
+
+    std::vector<CompletionPtr> gathered(ops.size());
+    ParamPrefetch prefetch(trace, settings_.prefetch.layers, [&](std::size_t i) {
+      gathered[i] = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zero3-ag",
+                                           static_cast<double>(ops[i].param_bytes), "all-gather " + op_label(trace, ops[i]));
+    });
+
+    CompletionPtr reduced = completed(), params_ready = completed();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto& op = ops[i];
+      if (prefetch.before(i)) params_ready = gathered[i];
+      gpu.wait(params_ready, WaitCause::Communication, "all-gather " + op_label(trace, op));
+      gpu.compute(op_label(trace, op), env.op_time_s(op));
+      if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0)
+        reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zero3-rs",
+                                         static_cast<double>(op.grad_bytes), "reduce-scatter " + op_label(trace, op));
+    }
+    gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
+    const double shard = static_cast<double>(trace.total_params()) / env.world();
+    gpu.optimizer_step("adam step (shard)", env.gpu_optimizer_time_s(shard));
+  }
+
+ private:
+  Zero3Settings settings_;
+};
+
+class Zero3 : public System {
+ public:
+  Zero3(const SystemEntry& entry, Zero3Settings settings) : System(entry), settings_(settings) {}
+
+  // A 1/N shard of parameters, gradients and optimizer state; the gathered layers in flight.
+  MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
+    MemoryFootprint f = base_footprint(trace, workers, gpu_memory, false);
+    const auto bytes = model_state_bytes(trace.training.dtype);
+    const std::uint64_t shard = shard_params(trace.total_params(), workers);
+    f.gpu_params_bytes = bytes.param * shard;
+    f.gpu_grads_bytes = bytes.grad * shard;
+    f.gpu_optimizer_bytes = bytes.optimizer * shard;
+    f.gpu_buffer_bytes = layer_working_set_bytes(trace, settings_.prefetch.layers);
+    judge_footprint(f, name(), gpu_memory);
+    return f;
+  }
+  CollectiveAlgorithm collective_algorithm() const override { return settings_.collectives.algorithm; }
+  std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override {
+    return std::make_unique<Zero3Schedule>(settings_);
+  }
+
+ private:
+  Zero3Settings settings_;
+};
+
+}  // namespace
+
+SystemPtr parse_zero3(const SystemEntry& entry) {
+  entry.only_settings(setting_keys({PrefetchSettings::keys(), CollectiveSettings::keys()}));
+  return std::make_shared<Zero3>(entry, Zero3Settings{PrefetchSettings::parse(entry), CollectiveSettings::parse(entry)});
+}
+
+}  // namespace luwu::sim

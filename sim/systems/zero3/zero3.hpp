@@ -1,0 +1,14 @@
+#pragma once
+// ZeRO-3 (DeepSpeed stage 3 / FSDP).
+#include "sim/systems/system.hpp"
+
+namespace luwu::sim {
+
+struct Zero3Settings {
+  PrefetchSettings prefetch;
+  CollectiveSettings collectives;
+};
+
+SystemPtr parse_zero3(const SystemEntry& entry);
+
+}  // namespace luwu::sim
