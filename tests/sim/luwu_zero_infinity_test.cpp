@@ -176,3 +176,29 @@ TEST_CASE("zero-infinity in fp32: the optimizer streams parameter, m and v (12 B
     CHECK(storage(r, nvme + ":write") == doctest::Approx(12 * params / n).scale(0));
   }
 }
+
+TEST_CASE("luwu with checkpoints on the host moves each block's checkpoint over the worker's PCIe and back") {
+  const int n = 2;
+  auto topo = star(n);
+  auto hw = sim::hardware_of(topo);
+  workloads::TrainingConfig tc;
+  tc.seq_len = 512;
+  tc.recompute = true;
+  auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), tc);
+  double checkpoints = 0;
+  for (const auto& layer : trace.layers)
+    if (layer.kind == workloads::LayerKind::Transformer) checkpoints += static_cast<double>(layer.checkpoint_bytes);
+  REQUIRE(checkpoints > 0);
+  auto kept = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
+  auto offloaded = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"offload_activation_checkpoints", true}}), {});
+  REQUIRE(kept.feasible);
+  REQUIRE(offloaded.feasible);
+  for (int w = 0; w < n; ++w) {
+    const std::string pcie = "pcie" + std::to_string(w) + "-0--cpu" + std::to_string(w);
+    CHECK(link_bytes(kept, pcie + "_UP") == 0);
+    CHECK(link_bytes(kept, pcie + "_DOWN") == 0);
+    CHECK(link_bytes(offloaded, pcie + "_UP") == doctest::Approx(checkpoints).scale(0));
+    CHECK(link_bytes(offloaded, pcie + "_DOWN") == doctest::Approx(checkpoints).scale(0));
+  }
+  CHECK(offloaded.iteration_time_s >= kept.iteration_time_s);
+}

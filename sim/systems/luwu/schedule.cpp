@@ -80,7 +80,7 @@ class LuwuSchedule : public Schedule {
     Stream upload(gpu.name(), "gradient to switch (smartnic dma)", "communication", gpu.host(), tl);
     Stream to_host(gpu.name(), "checkpoint to host (pcie)", "io", gpu.host(), tl);
     Stream to_gpu(gpu.name(), "checkpoint to gpu (pcie)", "io", gpu.host(), tl);
-    CheckpointOffload checkpoints(env, CheckpointOffloadSettings{}, to_host, to_gpu);  // not yet: the next commit
+    CheckpointOffload checkpoints(env, settings_.checkpoints, to_host, to_gpu);
     // Checkpoints come back as far ahead as parameters are multicast.
     ParamPrefetch checkpoint_prefetch(trace_, settings_.prefetch.layers, [&](std::size_t i) { checkpoints.fetch_back(i); });
 
