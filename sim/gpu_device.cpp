@@ -55,18 +55,25 @@ GpuDevice::LoadScope::LoadScope(GpuDevice& gpu, LoadKind kind) : gpu_(gpu), kind
   if (share <= 0) return;
   // A background activity bounded to `share` of the host's speed: max-min sharing leaves the
   // compute kernel the rest, i.e. it runs (1 - share) as fast while the load lasts.
-  load.exec = simgrid::s4u::Exec::init();
-  load.exec->set_flops_amount(kLoadHorizon_s * gpu_.host_->get_speed());
-  load.exec->set_host(gpu_.host_);
-  load.exec->set_bound(share * gpu_.host_->get_speed());
-  load.exec->start();
+  // Starting is a simcall: other actors of the same instant run meanwhile (with one rank, a
+  // collective takes no time and its scope may close then), so the load is published only once
+  // it is started.
+  auto exec = simgrid::s4u::Exec::init();
+  exec->set_flops_amount(kLoadHorizon_s * gpu_.host_->get_speed());
+  exec->set_host(gpu_.host_);
+  exec->set_bound(share * gpu_.host_->get_speed());
+  exec->start();
+  load.exec = exec;
 }
 
 GpuDevice::LoadScope::~LoadScope() {
   Load& load = gpu_.load(kind_);
   if (--load.depth > 0 || !load.exec) return;
-  load.exec->cancel();
+  // Cancelling is a simcall too: a scope opened meanwhile starts a load of its own, which must
+  // not release this one while it is being cancelled (it did: a use after free in SimGrid).
+  simgrid::s4u::ExecPtr exec = std::move(load.exec);
   load.exec = nullptr;
+  exec->cancel();
 }
 
 }  // namespace luwu::sim

@@ -111,3 +111,22 @@ TEST_CASE("the same scenario twice gives identical output") {
   auto b = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
   CHECK(sim::result_to_json(a).dump() == sim::result_to_json(b).dump());
 }
+
+TEST_CASE("one worker with interference on: every system runs; DDP and ZeRO-3 are compute plus the optimizer step") {
+  // A collective over one rank moves nothing and takes no time, so its interference scope opens
+  // and closes in one instant (this crashed SimGrid: issue "Nothing accepted crashes").
+  auto topo = star(1);
+  auto hw = sim::hardware_of(topo);
+  REQUIRE(hw.gpu.collective_interference > 0);
+  auto trace = synthetic_trace(6, 10'000'000, 3e12);
+  for (const auto& name : sim::system_names()) {
+    CAPTURE(name);
+    auto r = sim::simulate_system(trace, topo, hw, *make_system(name), {});
+    REQUIRE(r.feasible);
+    CHECK(r.iteration_time_s > 0);
+  }
+  for (const char* name : {"ddp", "zero3"}) {
+    auto r = sim::simulate_system(trace, topo, hw, *make_system(name), {});
+    CHECK(r.iteration_time_s == doctest::Approx(compute_s(trace, hw) + gpu_optimizer_s(hw, 6 * 10e6)).epsilon(1e-9).scale(0));
+  }
+}
