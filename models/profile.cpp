@@ -159,10 +159,6 @@ std::vector<std::string> shipped_profile_names() {
   return names;
 }
 
-namespace {
-thread_local const ProfileCatalog* installed_catalog = nullptr;
-}  // namespace
-
 Profile ProfileCatalog::resolve(const std::string& name_or_path) const {
   if (const Profile* own = find(name_or_path)) return *own;
   return find_profile(name_or_path);
@@ -185,17 +181,7 @@ ProfileCatalog catalog_from_json(const JsonNode& node) {
   return catalog;
 }
 
-ScopedProfileCatalog::ScopedProfileCatalog(const ProfileCatalog& catalog) : previous_(installed_catalog) {
-  installed_catalog = &catalog;
-}
-
-ScopedProfileCatalog::~ScopedProfileCatalog() { installed_catalog = previous_; }
-
-const ProfileCatalog* active_profile_catalog() { return installed_catalog; }
-
 Profile find_profile(const std::string& name_or_path) {
-  if (installed_catalog)
-    if (const Profile* own = installed_catalog->find(name_or_path)) return *own;
   bool is_path = name_or_path.find('/') != std::string::npos ||
                  (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
   if (is_path) return load_profile_file(name_or_path);

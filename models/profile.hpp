@@ -45,9 +45,10 @@ struct Profile {
 };
 
 // A scenario's own profiles, by name: its inline profiles and shipped profiles whose fields it
-// overrides (sim/scenario.hpp).  Explicit data: whoever holds one resolves names with resolve();
-// the topology records it (topologies: builder_args "profile_catalog", see catalog_to_json) so the
-// simulator's hardware specs see the same numbers as the builder's links.
+// overrides (sim/scenario.hpp).  Explicit data, never global: the topology builders take one
+// (topologies/builders.hpp) and resolve names with resolve(); the topology keeps it
+// (Topology::profiles, saved under the topology file's "profiles" key) so the simulator's hardware
+// specs see the same numbers as the builder's links.  An empty catalog means shipped profiles only.
 class ProfileCatalog {
  public:
   // Adds or replaces the profile of that name.
@@ -71,25 +72,6 @@ class ProfileCatalog {
 luwu::Json catalog_to_json(const ProfileCatalog& catalog);
 ProfileCatalog catalog_from_json(const luwu::JsonNode& node);
 
-// Makes find_profile() consult `catalog` first, on the calling thread, for the guard's lifetime;
-// guards nest (the innermost wins, the previous one is restored).  This is the one piece of
-// scoped state: the topology builders take profile names (topologies/builders.hpp) and resolve
-// them through find_profile, so a scenario installs its catalog around building its topology.
-// Nothing else needs it: the simulator resolves names with the catalog the topology records.
-class ScopedProfileCatalog {
- public:
-  explicit ScopedProfileCatalog(const ProfileCatalog& catalog);
-  ~ScopedProfileCatalog();
-  ScopedProfileCatalog(const ScopedProfileCatalog&) = delete;
-  ScopedProfileCatalog& operator=(const ScopedProfileCatalog&) = delete;
-
- private:
-  const ProfileCatalog* previous_;
-};
-
-// The catalog installed on this thread, or nullptr.
-const ProfileCatalog* active_profile_catalog();
-
 // Loads and strictly validates a profile file.  InputError(file, json path, what) on any problem.
 Profile load_profile_file(const std::string& path);
 
@@ -99,7 +81,7 @@ Profile profile_from_json(const luwu::JsonNode& node);
 
 // A shipped profile by name ("a100-40gb-sxm"), or a path to a .json file (anything containing '/'
 // or ending in ".json").  An unknown name is an InputError that suggests the nearest shipped one.
-// While a ScopedProfileCatalog is installed, a name in its catalog resolves to the catalog's profile.
+// Knows no scenario's profiles: ProfileCatalog::resolve looks in a catalog first.
 Profile find_profile(const std::string& name_or_path);
 
 // Names of the shipped profiles (file stems in profiles_dir()), sorted.

@@ -20,19 +20,8 @@ models::NicSpec nic_of(const topologies::Topology& topo, const models::ProfileCa
   models::NicSpec spec =
       profile.kind == "smartnic" ? models::smartnic_from_profile(profile).nic : models::nic_from_profile(profile);
   // A builder's line-rate override ("network": "200Gb/s") applies to every NIC it built.
-  if (topo.builder_args.is_object() && topo.builder_args.contains("network_Bps")) {
-    double line = topo.builder_args.at("network_Bps").get<double>();
-    if (line > 0) spec.line_rate_Bps = line;
-  }
+  if (topo.network_Bps > 0) spec.line_rate_Bps = topo.network_Bps;
   return spec;
-}
-
-// The scenario's inline and overridden profiles, as the topology recorded them (sim/scenario.cpp).
-models::ProfileCatalog catalog_of(const topologies::Topology& topo) {
-  if (!topo.builder_args.is_object() || !topo.builder_args.contains(kProfileCatalogKey)) return {};
-  const std::string file = topo.source_file.empty() ? "topology" : topo.source_file;
-  return models::catalog_from_json(
-      JsonNode(topo.builder_args.at(kProfileCatalogKey), file, std::string("$.builder_args.") + kProfileCatalogKey));
 }
 
 }  // namespace
@@ -40,7 +29,7 @@ models::ProfileCatalog catalog_of(const topologies::Topology& topo) {
 Hardware hardware_of(const topologies::Topology& topo) {
   auto gpus = topo.gpus();
   if (gpus.empty()) throw std::invalid_argument("the topology has no GPU");
-  const models::ProfileCatalog catalog = catalog_of(topo);
+  const models::ProfileCatalog& catalog = topo.profiles;
   Hardware hw;
   hw.gpu = models::gpu_from_profile(catalog.resolve(topo[gpus.front()].profile));
   hw.worker_host = host_of(topo, catalog, topo.cpu_of(gpus.front()));

@@ -18,12 +18,10 @@ struct Hardware {
   std::optional<models::SwitchSpec> network_switch;  // rank 0's switch, when it aggregates
 };
 
-// Where a topology records the profiles its scenario defined or overrode (models::catalog_to_json):
-// builder_args[kProfileCatalogKey].  hardware_of resolves vertex profile names there first, so
-// the specs see the same numbers the topology's links were built from.
-inline constexpr const char* kProfileCatalogKey = "profile_catalog";
-
 // luwusim assumes one kind of GPU, worker server and NIC per cluster: rank 0's stand for all.
+// Vertex profile names resolve in topology.profiles first (a scenario's inline and overridden
+// profiles), so the specs see the same numbers the topology's links were built from; the NIC's
+// line rate is topology.network_Bps when the builder overrode it.
 Hardware hardware_of(const topologies::Topology& topology);
 
 }  // namespace luwu::sim

@@ -1,7 +1,8 @@
 #pragma once
-// How long a trace op takes on a GPU: its FLOPs at the efficiency its GEMM shape achieves
-// (models/gpu.hpp).  The representative GEMM of a layer: tokens x hidden by hidden x hidden for a
-// transformer block, tokens x hidden by hidden x vocab for the LM head.
+// How long a trace op takes on a GPU: its FLOPs at the efficiency its representative GEMM shape
+// achieves (models/gpu.hpp).  The shape comes with the op (workloads::TraceOp::gemm: tokens x
+// hidden by hidden x hidden for a transformer block, tokens x hidden by hidden x vocab for the LM
+// head), so timing needs nothing from the training configuration but the precision.
 #include "models/gpu.hpp"
 #include "workloads/trace.hpp"
 
@@ -16,13 +17,16 @@ inline models::Precision precision_of(workloads::DType t) {
   return models::Precision::Fp16;
 }
 
-inline double op_time_s(const workloads::Trace& trace, const workloads::TraceOp& op, const models::GpuSpec& gpu) {
+// op.flops / (peak(precision) * gemm_efficiency(op.gemm)); 0 for an op without FLOPs.
+inline double op_time_s(const workloads::TraceOp& op, const models::GpuSpec& gpu, models::Precision precision) {
   if (op.flops <= 0) return 0;
-  const auto& layer = trace.layers.at(static_cast<std::size_t>(op.layer));
-  const double tokens = static_cast<double>(trace.training.micro_batch) * trace.training.seq_len;
-  const double hidden = trace.model.hidden;
-  const double n = layer.kind == workloads::LayerKind::Head ? trace.model.vocab : hidden;
-  return gpu.compute_time_s(op.flops, tokens, n, hidden, precision_of(trace.training.dtype));
+  return gpu.compute_time_s(op.flops, static_cast<double>(op.gemm.m), static_cast<double>(op.gemm.n),
+                            static_cast<double>(op.gemm.k), precision);
+}
+
+// The same at the trace's precision (training.dtype); kept for callers that hold a trace.
+inline double op_time_s(const workloads::Trace& trace, const workloads::TraceOp& op, const models::GpuSpec& gpu) {
+  return op_time_s(op, gpu, precision_of(trace.training.dtype));
 }
 
 }  // namespace luwu::sim

@@ -6,7 +6,6 @@
 
 #include "common/units.hpp"
 #include "models/profile.hpp"
-#include "sim/hardware.hpp"
 #include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/json_format.hpp"
@@ -111,22 +110,14 @@ void check_overrides_used(const JsonNode& c, const topologies::Topology& topo) {
   }
 }
 
-// The catalog goes with the topology, for sim::hardware_of (sim/hardware.hpp).
-void record_catalog(topologies::Topology& topo, const models::ProfileCatalog& catalog) {
-  if (catalog.empty()) return;
-  if (!topo.builder_args.is_object()) topo.builder_args = Json::object();
-  topo.builder_args[kProfileCatalogKey] = models::catalog_to_json(catalog);
-}
-
-// Overrides apply, then the builder runs with the scenario's catalog installed: its profile
-// names resolve to the inline and overridden profiles.
+// Overrides apply, then the builder runs with the scenario's catalog: its profile names resolve
+// to the inline and overridden profiles, and the topology keeps the catalog (Topology::profiles)
+// for sim::hardware_of.
 template <class Build>
 topologies::Topology build_with_catalog(const JsonNode& c, models::ProfileCatalog& catalog, Build build) {
   apply_overrides(c, catalog);
-  models::ScopedProfileCatalog scope(catalog);
-  topologies::Topology topo = build();
+  topologies::Topology topo = build(catalog);
   check_overrides_used(c, topo);
-  record_catalog(topo, catalog);
   return topo;
 }
 
@@ -143,7 +134,9 @@ topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& 
                    {"switch", &p.switch_profile}, {"host", &p.host_profile}, {"ssd", &p.ssd_profile},
                    {"optimizer_nic", &p.optimizer_nic_profile}},
                catalog);
-  return build_with_catalog(c, catalog, [&] { return topologies::build_luwu_star(p); });
+  return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
+    return topologies::build_luwu_star(p, profiles);
+  });
 }
 
 topologies::Topology build_dgx(const JsonNode& c, models::ProfileCatalog& catalog) {
@@ -160,7 +153,9 @@ topologies::Topology build_dgx(const JsonNode& c, models::ProfileCatalog& catalo
                    {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
                    {"ssd", &p.ssd_profile}},
                catalog);
-  return build_with_catalog(c, catalog, [&] { return topologies::build_dgx(p); });
+  return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
+    return topologies::build_dgx(p, profiles);
+  });
 }
 
 topologies::Topology build_fat_tree(const JsonNode& c, models::ProfileCatalog& catalog) {
@@ -180,7 +175,9 @@ topologies::Topology build_fat_tree(const JsonNode& c, models::ProfileCatalog& c
                    {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
                    {"ssd", &p.ssd_profile}},
                catalog);
-  return build_with_catalog(c, catalog, [&] { return topologies::build_fat_tree(p); });
+  return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
+    return topologies::build_fat_tree(p, profiles);
+  });
 }
 
 }  // namespace
@@ -194,14 +191,9 @@ topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::st
     auto topo = topologies::load_topology(path.string());
     topologies::validate_topology(topo, path.string());
     // The file's links carry their own numbers; overrides reach what the simulator reads from
-    // profiles (sim/hardware.hpp), on top of any catalog the file recorded.
-    models::ProfileCatalog catalog;
-    if (topo.builder_args.is_object() && topo.builder_args.contains(kProfileCatalogKey))
-      catalog = models::catalog_from_json(JsonNode(topo.builder_args.at(kProfileCatalogKey), path.string(),
-                                                   std::string("$.builder_args.") + kProfileCatalogKey));
-    apply_overrides(c, catalog);
+    // profiles (sim/hardware.hpp), on top of the profiles the file holds (Topology::profiles).
+    apply_overrides(c, topo.profiles);
     check_overrides_used(c, topo);
-    record_catalog(topo, catalog);
     return topo;
   }
   const std::string kind = c.at("topology").as_string();

@@ -26,9 +26,9 @@
 //                for a flag (models::override_field).  The profile (shipped or inline) must be one
 //                the cluster uses.  Nested by profile so that sweep keys are plain dotted paths:
 //                cluster.overrides.a100-40gb-sxm.collective_interference.
-// The inline and overridden profiles form a models::ProfileCatalog: installed (scoped) while the
-// builder runs, so every link and vertex number comes from it, and recorded in the topology
-// (builder_args[sim::kProfileCatalogKey]) for sim::hardware_of.  Nothing outlives the scenario.
+// The inline and overridden profiles form a models::ProfileCatalog: passed to the builder, so every
+// link and vertex number comes from it, and kept by the topology (Topology::profiles) for
+// sim::hardware_of.  Nothing outlives the scenario.
 // With a topology_file, the file's links keep their numbers; overrides reach the hardware specs.
 #include <string>
 #include <vector>

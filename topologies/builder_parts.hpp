@@ -18,6 +18,10 @@
 // Vertex numbers: GPU speed = peak dense fp16 tensor FLOP/s; CPU speed = the host profile's peak
 // fp32 FLOP/s; DRAM capacity; SSD read/write/capacity; switch ports and port rate.  A switch is
 // "programmable" when its profile has aggregation slots.
+//
+// Every piece that reads a profile takes the catalog to resolve its name in (`profiles`, a
+// scenario's inline and overridden profiles; models::ProfileCatalog::resolve): a name it holds
+// gets the catalog's profile, any other name the shipped one.
 #include <string>
 
 #include "common/json_input.hpp"
@@ -43,19 +47,25 @@ struct Network {
 
 // network_Bps = 0 keeps the NIC profile's line rate.  std::invalid_argument if the line rate
 // exceeds the switch ports.
-Network make_network(const std::string& nic_profile, const std::string& switch_profile, double network_Bps);
+Network make_network(const std::string& nic_profile, const std::string& switch_profile, double network_Bps,
+                     const models::ProfileCatalog& profiles);
 
-Vertex add_gpu(Topology& t, const std::string& name, const std::string& profile, int server);
-Vertex add_cpu(Topology& t, const std::string& name, VertexKind kind, const std::string& host_profile, int server);
+Vertex add_gpu(Topology& t, const std::string& name, const std::string& profile, int server,
+               const models::ProfileCatalog& profiles);
+Vertex add_cpu(Topology& t, const std::string& name, VertexKind kind, const std::string& host_profile, int server,
+               const models::ProfileCatalog& profiles);
 // DRAM vertex <name> linked to `cpu` by a memory link.
-Vertex add_dram(Topology& t, const std::string& name, Vertex cpu, const std::string& host_profile, int server);
-Vertex add_ssd(Topology& t, const std::string& name, Vertex owner, const std::string& ssd_profile, int server);
+Vertex add_dram(Topology& t, const std::string& name, Vertex cpu, const std::string& host_profile, int server,
+                const models::ProfileCatalog& profiles);
+Vertex add_ssd(Topology& t, const std::string& name, Vertex owner, const std::string& ssd_profile, int server,
+               const models::ProfileCatalog& profiles);
 Vertex add_plain(Topology& t, const std::string& name, VertexKind kind, const std::string& profile, int server);
 Vertex add_nic(Topology& t, const std::string& name, const Network& net, const std::string& profile, int server);
 Vertex add_switch(Topology& t, const std::string& name, const Network& net);
 
-void add_pcie(Topology& t, Vertex a, Vertex b, const std::string& pcie_profile);
-void add_nvswitch_port(Topology& t, Vertex gpu, Vertex nvswitch, const std::string& nvlink_profile);
+void add_pcie(Topology& t, Vertex a, Vertex b, const std::string& pcie_profile, const models::ProfileCatalog& profiles);
+void add_nvswitch_port(Topology& t, Vertex gpu, Vertex nvswitch, const std::string& nvlink_profile,
+                       const models::ProfileCatalog& profiles);
 void add_nic_uplink(Topology& t, Vertex nic, Vertex sw, const Network& net);
 void add_trunk(Topology& t, Vertex a, Vertex b, const Network& net);
 
@@ -70,6 +80,7 @@ struct ServerShape {
 void check_server_shape(const ServerShape& shape);
 // Adds server s (GPUs gpu<s*gpus + i>, nvswitch<s>, pcie<s>-<j>, nic<s>-<j>, cpu<s>, dram<s>,
 // nvme<s>-<j>) and returns its NICs in order.
-std::vector<Vertex> add_dgx_server(Topology& t, int s, const ServerShape& shape, const Network& net);
+std::vector<Vertex> add_dgx_server(Topology& t, int s, const ServerShape& shape, const Network& net,
+                                   const models::ProfileCatalog& profiles);
 
 }  // namespace luwu::topologies::parts

@@ -23,20 +23,22 @@ void require_gpu_count(long long servers, long long gpus_per_server) {
 }
 }  // namespace
 
-Topology build_luwu_star(const LuwuStarParams& p) {
+Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& profiles) {
   require(p.workers >= 1, "luwu-star needs at least one worker");
   require_gpu_count(p.workers, 1);
   require(p.optimizer_nics >= 1, "the optimizer node needs at least one NIC");
   require(p.optimizer_ssds >= 0 && p.nvme_per_worker >= 0, "SSD counts must be >= 0");
-  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps);
+  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   const std::string opt_nic_profile = p.optimizer_nic_profile.empty() ? p.nic_profile : p.optimizer_nic_profile;
-  Network opt_net = make_network(opt_nic_profile, p.switch_profile, p.network_Bps);
+  Network opt_net = make_network(opt_nic_profile, p.switch_profile, p.network_Bps, profiles);
   require(p.workers + p.optimizer_nics <= net.sw.ports,
           fmt::format("{} workers + {} optimizer-node NICs need more than the {} ports of switch {}", p.workers,
                       p.optimizer_nics, net.sw.ports, p.switch_profile));
 
   Topology t;
   t.builder = "luwu-star";
+  t.profiles = profiles;
+  t.network_Bps = p.network_Bps;
   t.builder_args = {{"workers", p.workers},           {"gpu", p.gpu_profile},
                     {"pcie", p.pcie_profile},         {"nic", p.nic_profile},
                     {"switch", p.switch_profile},     {"host", p.host_profile},
@@ -47,28 +49,30 @@ Topology build_luwu_star(const LuwuStarParams& p) {
   std::vector<Vertex> nics;
   for (int w = 0; w < p.workers; ++w) {
     const std::string id = std::to_string(w);
-    Vertex gpu = add_gpu(t, "gpu" + id, p.gpu_profile, w);
+    Vertex gpu = add_gpu(t, "gpu" + id, p.gpu_profile, w, profiles);
     Vertex pcie = add_plain(t, "pcie" + id + "-0", VertexKind::PcieSwitch, p.pcie_profile, w);
     Vertex nic = add_nic(t, "nic" + id, net, p.nic_profile, w);
-    Vertex cpu = add_cpu(t, "cpu" + id, VertexKind::Cpu, p.host_profile, w);
-    add_pcie(t, gpu, pcie, p.pcie_profile);
-    add_pcie(t, nic, pcie, p.pcie_profile);
-    add_pcie(t, pcie, cpu, p.pcie_profile);
-    add_dram(t, "dram" + id, cpu, p.host_profile, w);
-    for (int j = 0; j < p.nvme_per_worker; ++j) add_ssd(t, "nvme" + id + "-" + std::to_string(j), cpu, p.ssd_profile, w);
+    Vertex cpu = add_cpu(t, "cpu" + id, VertexKind::Cpu, p.host_profile, w, profiles);
+    add_pcie(t, gpu, pcie, p.pcie_profile, profiles);
+    add_pcie(t, nic, pcie, p.pcie_profile, profiles);
+    add_pcie(t, pcie, cpu, p.pcie_profile, profiles);
+    add_dram(t, "dram" + id, cpu, p.host_profile, w, profiles);
+    for (int j = 0; j < p.nvme_per_worker; ++j)
+      add_ssd(t, "nvme" + id + "-" + std::to_string(j), cpu, p.ssd_profile, w, profiles);
     nics.push_back(nic);
   }
   Vertex sw = add_switch(t, "switch", net);
   for (Vertex nic : nics) add_nic_uplink(t, nic, sw, net);
 
-  Vertex opt = add_cpu(t, "optnode", VertexKind::OptimizerNode, p.host_profile, -1);
-  add_dram(t, "optnode-dram", opt, p.host_profile, -1);
+  Vertex opt = add_cpu(t, "optnode", VertexKind::OptimizerNode, p.host_profile, -1, profiles);
+  add_dram(t, "optnode-dram", opt, p.host_profile, -1, profiles);
   for (int k = 0; k < p.optimizer_nics; ++k) {
     Vertex nic = add_nic(t, "optnode-nic" + std::to_string(k), opt_net, opt_nic_profile, -1);
-    add_pcie(t, opt, nic, p.pcie_profile);
+    add_pcie(t, opt, nic, p.pcie_profile, profiles);
     add_nic_uplink(t, nic, sw, opt_net);
   }
-  for (int j = 0; j < p.optimizer_ssds; ++j) add_ssd(t, "optnode-ssd" + std::to_string(j), opt, p.ssd_profile, -1);
+  for (int j = 0; j < p.optimizer_ssds; ++j)
+    add_ssd(t, "optnode-ssd" + std::to_string(j), opt, p.ssd_profile, -1, profiles);
   return t;
 }
 
@@ -81,17 +85,19 @@ ServerShape shape_of(int gpus, int per_nic, int per_pcie, int nvme, const std::s
 }
 }  // namespace
 
-Topology build_dgx(const DgxParams& p) {
+Topology build_dgx(const DgxParams& p, const models::ProfileCatalog& profiles) {
   require(p.servers >= 1, "dgx needs at least one server");
   require_gpu_count(p.servers, p.gpus_per_server);
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
                                p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile);
-  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps);
+  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   int nic_count = p.servers * (p.gpus_per_server / p.gpus_per_nic);
   require(nic_count <= net.sw.ports, fmt::format("{} NICs need more than the {} ports of switch {}: use the fat-tree builder",
                                                  nic_count, net.sw.ports, p.switch_profile));
   Topology t;
   t.builder = "dgx";
+  t.profiles = profiles;
+  t.network_Bps = p.network_Bps;
   t.builder_args = {{"servers", p.servers},         {"gpus_per_server", p.gpus_per_server},
                     {"gpus_per_nic", p.gpus_per_nic}, {"gpus_per_pcie_switch", p.gpus_per_pcie_switch},
                     {"nvme_per_server", p.nvme_per_server}, {"gpu", p.gpu_profile},
@@ -101,20 +107,20 @@ Topology build_dgx(const DgxParams& p) {
                     {"network_Bps", p.network_Bps}};
   std::vector<Vertex> nics;
   for (int s = 0; s < p.servers; ++s)
-    for (Vertex n : add_dgx_server(t, s, shape, net)) nics.push_back(n);
+    for (Vertex n : add_dgx_server(t, s, shape, net, profiles)) nics.push_back(n);
   Vertex sw = add_switch(t, "switch", net);
   for (Vertex n : nics) add_nic_uplink(t, n, sw, net);
   return t;
 }
 
-Topology build_fat_tree(const FatTreeParams& p) {
+Topology build_fat_tree(const FatTreeParams& p, const models::ProfileCatalog& profiles) {
   require(p.servers >= 1, "fat-tree needs at least one server");
   require_gpu_count(p.servers, p.gpus_per_server);
   require(p.tiers == 2 || p.tiers == 3, "fat-tree tiers must be 2 or 3");
   require(p.oversubscription >= 1, "oversubscription (down:up) must be >= 1");
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
                                p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile);
-  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps);
+  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   const int ports = net.sw.ports;
   const int down = p.leaf_down_ports > 0 ? p.leaf_down_ports : ports / 2;
   const int up = std::max(1, static_cast<int>(std::lround(down / p.oversubscription)));
@@ -125,6 +131,8 @@ Topology build_fat_tree(const FatTreeParams& p) {
 
   Topology t;
   t.builder = "fat-tree";
+  t.profiles = profiles;
+  t.network_Bps = p.network_Bps;
   t.builder_args = {{"servers", p.servers},         {"gpus_per_server", p.gpus_per_server},
                     {"gpus_per_nic", p.gpus_per_nic}, {"gpus_per_pcie_switch", p.gpus_per_pcie_switch},
                     {"nvme_per_server", p.nvme_per_server}, {"tiers", p.tiers},
@@ -137,7 +145,7 @@ Topology build_fat_tree(const FatTreeParams& p) {
 
   std::vector<Vertex> nics;
   for (int s = 0; s < p.servers; ++s)
-    for (Vertex n : add_dgx_server(t, s, shape, net)) nics.push_back(n);
+    for (Vertex n : add_dgx_server(t, s, shape, net, profiles)) nics.push_back(n);
   std::vector<Vertex> leaf;
   for (int l = 0; l < leaves; ++l) leaf.push_back(add_switch(t, "leaf" + std::to_string(l), net));
   for (std::size_t n = 0; n < nics.size(); ++n) add_nic_uplink(t, nics[n], leaf[n / down], net);

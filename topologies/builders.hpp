@@ -2,6 +2,11 @@
 // Parameterised topology builders.  Numbers come from hardware profiles (builder_parts.hpp says
 // how each link's bandwidth and latency are derived); names follow topology.hpp.  Bad parameters
 // throw std::invalid_argument; an unknown profile name throws luwu::InputError.
+//
+// `profiles`: a scenario's inline and overridden profiles.  A profile name the parameters give
+// resolves there first (models::ProfileCatalog::resolve), then to the shipped profile of that
+// name; the default, an empty catalog, means shipped profiles only.  The built topology keeps the
+// catalog (Topology::profiles) and the line-rate override (Topology::network_Bps).
 #include <string>
 
 #include "topologies/topology.hpp"
@@ -33,7 +38,7 @@ struct LuwuStarParams {
   int optimizer_ssds = 4;
   int nvme_per_worker = 1;
 };
-Topology build_luwu_star(const LuwuStarParams& params);
+Topology build_luwu_star(const LuwuStarParams& params, const models::ProfileCatalog& profiles = {});
 
 // Multi-GPU servers (DGX-like): per server s, GPUs on an NVSwitch nvswitch<s>, PCIe switches
 // pcie<s>-<j> (gpus_per_pcie_switch GPUs each) under cpu<s>, NICs nic<s>-<j> (one per
@@ -54,7 +59,7 @@ struct DgxParams {
   std::string ssd_profile = "samsung-pm1733";
   double network_Bps = 0;
 };
-Topology build_dgx(const DgxParams& params);
+Topology build_dgx(const DgxParams& params, const models::ProfileCatalog& profiles = {});
 
 // DGX-like servers (as build_dgx) on a fat-tree.  NIC n (numbered server by server) is cabled to
 // leaf<n / leaf_down_ports>.  Each leaf has up = round(leaf_down_ports / oversubscription)
@@ -83,6 +88,6 @@ struct FatTreeParams {
   std::string ssd_profile = "samsung-pm1733";
   double network_Bps = 0;
 };
-Topology build_fat_tree(const FatTreeParams& params);
+Topology build_fat_tree(const FatTreeParams& params, const models::ProfileCatalog& profiles = {});
 
 }  // namespace luwu::topologies

@@ -5,6 +5,7 @@
 #include "common/atomic_write.hpp"
 #include "common/input_error.hpp"
 #include "common/units.hpp"
+#include "models/profile.hpp"
 #include "topologies/validate.hpp"
 
 namespace luwu::topologies {
@@ -13,6 +14,8 @@ namespace {
 
 constexpr const char* kFormatName = "luwusim-topology";
 constexpr int kFormatVersion = 1;
+// Where files written before Topology::profiles kept the profiles: builder_args.profile_catalog.
+constexpr const char* kOldProfilesKey = "profile_catalog";
 
 // A number in base units, or a string with a unit of the expected dimension.
 double quantity(const luwu::JsonNode& node, luwu::units::Dim dim) {
@@ -38,6 +41,10 @@ luwu::Json topology_to_json(const Topology& topo) {
   out["version"] = kFormatVersion;
   out["builder"] = topo.builder;
   out["builder_args"] = topo.builder_args;
+  // Written only when set, so that a topology of shipped profiles at their own line rates reads
+  // as it always did.
+  if (topo.network_Bps > 0) out["network_Bps"] = topo.network_Bps;
+  if (!topo.profiles.empty()) out["profiles"] = models::catalog_to_json(topo.profiles);
   luwu::Json vertices = luwu::Json::array();
   for (Vertex v = 0; v < topo.vertex_count(); ++v) {
     const VertexProps& p = topo[v];
@@ -69,7 +76,7 @@ luwu::Json topology_to_json(const Topology& topo) {
 
 Topology topology_from_json(const luwu::JsonNode& root) {
   using luwu::units::Dim;
-  root.only_keys({"format", "version", "builder", "builder_args", "vertices", "links"});
+  root.only_keys({"format", "version", "builder", "builder_args", "network_Bps", "profiles", "vertices", "links"});
   if (root.has("format") && root.at("format").as_string() != kFormatName)
     root.at("format").fail(std::string("expected \"") + kFormatName + "\"");
   if (root.has("version") && root.at("version").as_int(0, 1 << 30) != kFormatVersion)
@@ -81,6 +88,23 @@ Topology topology_from_json(const luwu::JsonNode& root) {
   if (root.has("builder_args")) {
     root.at("builder_args").expect_object();
     topo.builder_args = root.at("builder_args").raw();
+  }
+  // Files written before the line rate and the profiles had keys of their own kept them in
+  // builder_args ("network_Bps", "profile_catalog"): read them there too.
+  if (root.has("network_Bps"))
+    topo.network_Bps = quantity(root.at("network_Bps"), Dim::BytesPerSecond);
+  else if (root.has("builder_args") && root.at("builder_args").has("network_Bps"))
+    topo.network_Bps = quantity(root.at("builder_args").at("network_Bps"), Dim::BytesPerSecond);
+  if (root.has("profiles")) {
+    root.at("profiles").expect_object();
+    topo.profiles = models::catalog_from_json(root.at("profiles"));
+  }
+  if (root.has("builder_args") && root.at("builder_args").has(kOldProfilesKey)) {
+    const luwu::JsonNode old = root.at("builder_args").at(kOldProfilesKey);
+    if (root.has("profiles")) old.fail("the profiles are given twice: keep only the top-level \"profiles\"");
+    old.expect_object();
+    topo.profiles = models::catalog_from_json(old);
+    topo.builder_args.erase(kOldProfilesKey);
   }
 
   luwu::JsonNode vertices = root.at("vertices");

@@ -4,6 +4,8 @@
 // {
 //   "format": "luwusim-topology", "version": 1,
 //   "builder": "luwu-star", "builder_args": {...},          // optional: how it was generated
+//   "network_Bps": 6.25e9,                                  // optional: Topology::network_Bps
+//   "profiles": {"<name>": {<profile>}, ...},               // optional: Topology::profiles
 //   "vertices": [ {"name": "gpu0", "kind": "gpu", "profile": "a100-40gb-sxm", "server": 0,
 //                  "speed_flops": 3.12e14}, ... ],
 //   "links": [ {"name": "gpu0--pcie0-0", "kind": "pcie", "profile": "pcie-gen4-x16",
@@ -17,6 +19,12 @@
 // memory), profile, from, to, bandwidth_Bps (per direction), latency_s.
 // Files written by hand may give quantities as strings with units ("100Gb/s", "1.5us", "3.84TB");
 // files written by luwusim always hold numbers in SI base units.
+// "profiles" holds the topology's own profiles (a scenario's inline and overridden ones) in the
+// form of models::catalog_to_json, each validated as a profile file is (errors at
+// $.profiles.<name>...); vertex and link "profile" names resolve there before the shipped
+// profiles.  "network_Bps" is the NICs' line rate when a builder overrode it (absent or 0: each NIC
+// profile's own); it and "profiles" are written only when set.  Files from before these keys existed kept them as
+// builder_args.network_Bps and builder_args.profile_catalog: those are read too.
 #include <string>
 
 #include "common/json_input.hpp"

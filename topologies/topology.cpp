@@ -39,6 +39,8 @@ Topology::Topology(const Topology& other)
     : graph(other.graph),
       builder(other.builder),
       builder_args(other.builder_args),
+      profiles(other.profiles),
+      network_Bps(other.network_Bps),
       source_file(other.source_file),
       by_name_(other.by_name_),
       edge_by_name_(other.edge_by_name_) {
@@ -49,6 +51,8 @@ Topology::Topology(Topology&& other) noexcept
     : graph(std::move(other.graph)),
       builder(std::move(other.builder)),
       builder_args(std::move(other.builder_args)),
+      profiles(std::move(other.profiles)),
+      network_Bps(other.network_Bps),
       source_file(std::move(other.source_file)),
       by_name_(std::move(other.by_name_)),
       edge_by_name_(std::move(other.edge_by_name_)) {
@@ -69,6 +73,8 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     graph = std::move(other.graph);
     builder = std::move(other.builder);
     builder_args = std::move(other.builder_args);
+    profiles = std::move(other.profiles);
+    network_Bps = other.network_Bps;
     source_file = std::move(other.source_file);
     by_name_ = std::move(other.by_name_);
     edge_by_name_ = std::move(other.edge_by_name_);

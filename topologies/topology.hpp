@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/json_input.hpp"
+#include "models/profile.hpp"
 #include "topologies/graph.hpp"
 
 namespace luwu::topologies {
@@ -28,7 +29,15 @@ class Topology {
  public:
   ClusterGraph graph;
   std::string builder;       // "luwu-star", "dgx", "fat-tree", or "" for a hand-written file
-  luwu::Json builder_args = luwu::Json::object();
+  luwu::Json builder_args = luwu::Json::object();  // the builder's arguments, for the record
+  // The profiles its vertices and links name that are not (only) shipped ones: a scenario's inline
+  // and overridden profiles (sim/scenario.hpp).  Vertex and link profile names resolve here first
+  // (profiles.resolve), then to shipped profiles; the builders took their numbers from it.
+  models::ProfileCatalog profiles;
+  // The NICs' line rate as the builder set it (its network_Bps argument), B/s; 0 = each NIC
+  // profile's own line_rate.  The ethernet links already carry it; sim::hardware_of's NIC spec
+  // takes it from here.
+  double network_Bps = 0;
   std::string source_file;   // the file it was loaded from, for error messages ("" if built)
 
   Topology() = default;

@@ -71,6 +71,11 @@ void validate_training(const ModelConfig& model, const TrainingConfig& t) {
     throw std::invalid_argument("grad-accum " + std::to_string(t.grad_accum) + ": the trace would list more than 1e8 ops");
 }
 
+GemmShape representative_gemm(const ModelConfig& model, const TrainingConfig& training, LayerKind kind) {
+  const std::int64_t tokens = static_cast<std::int64_t>(training.micro_batch) * training.seq_len;
+  return {tokens, kind == LayerKind::Head ? model.vocab : model.hidden, model.hidden};
+}
+
 Trace generate_trace(const ModelConfig& model, const TrainingConfig& training) {
   validate_training(model, training);
   Trace trace;
@@ -85,20 +90,26 @@ Trace generate_trace(const ModelConfig& model, const TrainingConfig& training) {
     return recomputed(l) ? l.checkpoint_bytes : l.activation_bytes;
   };
 
+  std::vector<GemmShape> gemm;
+  for (const auto& l : trace.layers) gemm.push_back(representative_gemm(model, training, l.kind));
+
   trace.ops.reserve(static_cast<std::size_t>(training.grad_accum) * n * (training.recompute ? 3 : 2));
   for (int step = 0; step < training.grad_accum; ++step) {
     for (int i = 0; i < n; ++i) {
       const LayerInfo& l = trace.layers[i];
-      trace.ops.push_back({OpKind::Forward, i, step, l.forward_flops, l.params_used * e, 0, kept_in_forward(l), 0});
+      trace.ops.push_back(
+          {OpKind::Forward, i, step, l.forward_flops, l.params_used * e, 0, kept_in_forward(l), 0, gemm[i]});
     }
     for (int i = n - 1; i >= 0; --i) {
       const LayerInfo& l = trace.layers[i];
       std::uint64_t held = kept_in_forward(l);
       if (recomputed(l)) {
-        trace.ops.push_back({OpKind::Recompute, i, step, l.forward_flops, l.params_used * e, 0, l.activation_bytes, 0});
+        trace.ops.push_back(
+            {OpKind::Recompute, i, step, l.forward_flops, l.params_used * e, 0, l.activation_bytes, 0, gemm[i]});
         held += l.activation_bytes;
       }
-      trace.ops.push_back({OpKind::Backward, i, step, l.backward_flops, l.params_used * e, l.params * e, 0, held});
+      trace.ops.push_back(
+          {OpKind::Backward, i, step, l.backward_flops, l.params_used * e, l.params * e, 0, held, gemm[i]});
     }
   }
   return trace;

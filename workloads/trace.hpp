@@ -14,6 +14,8 @@
 // - act_saved_bytes / act_freed_bytes: activation memory the op allocates / releases.  Forward
 //   saves activation_bytes (checkpoint_bytes with recompute); Recompute saves activation_bytes;
 //   Backward frees all the layer still holds.  Each micro-step's saves and frees balance.
+// Kernel shape per op (gemm): the representative GEMM whose efficiency its FLOPs run at
+// (models/gpu.hpp), so that timing an op needs only the op (sim/op_timing.hpp).  See GemmShape.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +30,22 @@ namespace luwu::workloads {
 enum class OpKind { Forward, Recompute, Backward };
 std::string to_string(OpKind);
 
+// The representative GEMM of an op, C[m x n] = A[m x k] B[k x n], in elements: a transformer
+// block's (and the embedding's) is tokens x hidden by hidden x hidden, the LM head's tokens x hidden
+// by hidden x vocab, with tokens = micro_batch x seq_len, the tokens one micro-step processes.
+// Its harmonic-mean dimension sets the fraction of peak the op's FLOPs reach; it is not the op's
+// FLOP count (a block runs several GEMMs and attention: TraceOp::flops counts them all).
+struct GemmShape {
+  std::int64_t m = 0;  // rows of A and C: tokens
+  std::int64_t n = 0;  // columns of B and C: hidden, or vocab for the LM head
+  std::int64_t k = 0;  // the reduction dimension: hidden
+
+  bool operator==(const GemmShape&) const = default;
+};
+
+// The representative GEMM of an op of a layer of that kind (see GemmShape).
+GemmShape representative_gemm(const ModelConfig& model, const TrainingConfig& training, LayerKind kind);
+
 struct TraceOp {
   OpKind kind = OpKind::Forward;
   int layer = 0;       // index into Trace::layers
@@ -37,6 +55,7 @@ struct TraceOp {
   std::uint64_t grad_bytes = 0;
   std::uint64_t act_saved_bytes = 0;
   std::uint64_t act_freed_bytes = 0;
+  GemmShape gemm;      // the kernel shape its FLOPs run at
 
   bool operator==(const TraceOp&) const = default;
 };
@@ -63,9 +82,11 @@ void validate_training(const ModelConfig& model, const TrainingConfig& training)
 Trace generate_trace(const ModelConfig& model, const TrainingConfig& training);
 
 // {"format": "luwusim-trace", "version": 1, "model": {...}, "training": {...}, "layers": [...], "ops": [...]}
+// Each op has its "gemm": {"m": ..., "n": ..., "k": ...}.
 luwu::Json trace_to_json(const Trace& trace);
 // Strict: format and version checked, unknown keys rejected, every field validated; InputError
-// with the JSON path.
+// with the JSON path.  An op without "gemm" (traces written before ops had one) gets
+// representative_gemm of its layer's kind.
 Trace trace_from_json(const luwu::JsonNode& node);
 Trace load_trace(const std::string& file);
 void save_trace(const Trace& trace, const std::string& file);  // whole or not at all

@@ -93,12 +93,18 @@ Json op_to_json(const TraceOp& op) {
               {"param_bytes", op.param_bytes},
               {"grad_bytes", op.grad_bytes},
               {"act_saved_bytes", op.act_saved_bytes},
-              {"act_freed_bytes", op.act_freed_bytes}};
+              {"act_freed_bytes", op.act_freed_bytes},
+              {"gemm", Json{{"m", op.gemm.m}, {"n", op.gemm.n}, {"k", op.gemm.k}}}};
+}
+
+GemmShape gemm_from_json(const JsonNode& node) {
+  node.only_keys({"m", "n", "k"});
+  return {node.at("m").as_int(1, kMaxCount), node.at("n").as_int(1, kMaxCount), node.at("k").as_int(1, kMaxCount)};
 }
 
 TraceOp op_from_json(const JsonNode& node, const Trace& trace) {
   node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
-                  "act_freed_bytes"});
+                  "act_freed_bytes", "gemm"});
   TraceOp op;
   op.kind = parse_named<OpKind>(node.at("kind"), {OpKind::Forward, OpKind::Recompute, OpKind::Backward});
   op.layer = static_cast<int>(node.at("layer").as_int(0, static_cast<std::int64_t>(trace.layers.size()) - 1));
@@ -110,6 +116,10 @@ TraceOp op_from_json(const JsonNode& node, const Trace& trace) {
     node.at("grad_bytes").fail("only backward ops produce gradients; expected 0");
   op.act_saved_bytes = as_count(node.at("act_saved_bytes"));
   op.act_freed_bytes = as_count(node.at("act_freed_bytes"));
+  // Traces written before ops carried their shape: the shape generate_trace gives the layer.
+  op.gemm = node.has("gemm") ? gemm_from_json(node.at("gemm"))
+                             : representative_gemm(trace.model, trace.training,
+                                                   trace.layers[static_cast<std::size_t>(op.layer)].kind);
   return op;
 }
 

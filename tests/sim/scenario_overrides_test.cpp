@@ -5,12 +5,16 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
+
+#include <unistd.h>
 
 #include "models/profile.hpp"
 #include "sim/hardware.hpp"
 #include "sim/run_scenario.hpp"
 #include "sim/scenario.hpp"
+#include "topologies/json_format.hpp"
 
 using luwu::Json;
 using namespace luwu;
@@ -186,7 +190,7 @@ TEST_CASE("errors name the scenario file and the JSON path") {
   CHECK(error_path(tiny_scenario({{"profiles", {{"gpu", nic_as_gpu}}}})) == "$.cluster.profiles.gpu.kind");
 }
 
-TEST_CASE("a profile catalog round-trips through JSON, and scoped catalogs nest") {
+TEST_CASE("a profile catalog round-trips through JSON") {
   models::ProfileCatalog catalog;
   models::Profile gpu = models::find_profile("a100-40gb-sxm");
   Json value = 0.25;
@@ -197,18 +201,39 @@ TEST_CASE("a profile catalog round-trips through JSON, and scoped catalogs nest"
   REQUIRE(back.find("a100-40gb-sxm") != nullptr);
   CHECK(back.find("a100-40gb-sxm")->get("collective_interference") == 0.25);
   CHECK(back.find("a100-40gb-sxm")->get("peak_fp16_flops") == gpu.get("peak_fp16_flops"));
+  // resolve: the catalog's profile for its names, the shipped one for the others.
+  const double shipped = shipped_profile_json("a100-40gb-sxm")["fields"]["collective_interference"]["value"];
+  CHECK(back.resolve("a100-40gb-sxm").get("collective_interference") == 0.25);
+  CHECK(models::ProfileCatalog{}.resolve("a100-40gb-sxm").get("collective_interference") == shipped);
+  CHECK(back.resolve("tofino").get("ports") == shipped_profile_json("tofino")["fields"]["ports"]["value"]);
+}
 
-  CHECK(models::active_profile_catalog() == nullptr);
-  {
-    models::ScopedProfileCatalog outer(catalog);
-    CHECK(models::find_profile("a100-40gb-sxm").get("collective_interference") == 0.25);
-    {
-      models::ProfileCatalog empty;
-      models::ScopedProfileCatalog inner(empty);
-      const double shipped = shipped_profile_json("a100-40gb-sxm")["fields"]["collective_interference"]["value"];
-      CHECK(models::find_profile("a100-40gb-sxm").get("collective_interference") == shipped);
-    }
-    CHECK(models::active_profile_catalog() == &catalog);
-  }
-  CHECK(models::active_profile_catalog() == nullptr);
+TEST_CASE("a scenario's topology keeps its profiles and line rate, also through a saved topology file") {
+  const Json j = tiny_scenario({{"network", "50Gb/s"},
+                                {"overrides", {{"a100-40gb-sxm", {{"collective_interference", 0.25}}}}}});
+  const auto scenario = parse(j);
+  REQUIRE(scenario.topology.profiles.find("a100-40gb-sxm") != nullptr);
+  CHECK(scenario.topology.profiles.find("a100-40gb-sxm")->get("collective_interference") == 0.25);
+  CHECK(scenario.topology.network_Bps == 50e9 / 8);
+  CHECK(sim::hardware_of(scenario.topology).gpu.collective_interference == 0.25);
+  CHECK(sim::hardware_of(scenario.topology).worker_nic.line_rate_Bps == 50e9 / 8);
+  // A scenario without overrides or inline profiles has none of its own.
+  CHECK(parse(tiny_scenario()).topology.profiles.empty());
+  CHECK(parse(tiny_scenario()).topology.network_Bps == 0);
+
+  // Saved and used as a topology_file, the topology brings its overridden profile and line rate;
+  // the second scenario's overrides go on top of them.
+  const std::string file = (std::filesystem::temp_directory_path() /
+                            ("overrides-test-" + std::to_string(::getpid()) + "-topology.json")).string();
+  topologies::save_topology(scenario.topology, file);
+  Json from_file = tiny_scenario();
+  from_file["cluster"] = {{"topology_file", file}};
+  const auto loaded = parse(from_file);
+  CHECK(sim::hardware_of(loaded.topology).gpu.collective_interference == 0.25);
+  CHECK(sim::hardware_of(loaded.topology).worker_nic.line_rate_Bps == 50e9 / 8);
+  from_file["cluster"]["overrides"] = {{"a100-40gb-sxm", {{"dma_interference", 0.125}}}};
+  const auto stacked = parse(from_file);
+  CHECK(sim::hardware_of(stacked.topology).gpu.collective_interference == 0.25);
+  CHECK(sim::hardware_of(stacked.topology).gpu.dma_interference == 0.125);
+  std::filesystem::remove(file);
 }

@@ -35,9 +35,12 @@ inline workloads::Trace synthetic_trace(int layers, std::uint64_t params, double
     info.forward_flops = info.backward_flops = flops;
     t.layers.push_back(info);
   }
+  // Each op's kernel shape: a transformer block's, tokens (1 x 2048) x hidden by hidden x hidden.
+  const workloads::GemmShape block{2048, t.model.hidden, t.model.hidden};
   for (int m = 0; m < grad_accum; ++m) {
-    for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, m, flops, 2 * params, 0, 0, 0});
-    for (int l = layers - 1; l >= 0; --l) t.ops.push_back({OpKind::Backward, l, m, flops, 2 * params, 2 * params, 0, 0});
+    for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, m, flops, 2 * params, 0, 0, 0, block});
+    for (int l = layers - 1; l >= 0; --l)
+      t.ops.push_back({OpKind::Backward, l, m, flops, 2 * params, 2 * params, 0, 0, block});
   }
   return t;
 }
@@ -95,7 +98,8 @@ inline double cpu_optimizer_s(const sim::Hardware& hw, double params) {
       .total_s;
 }
 
-// The kernels' undisturbed time, with the shapes sim/op_timing.hpp uses for transformer blocks.
+// The kernels' undisturbed time, with the shape synthetic_trace gives its ops (a transformer
+// block's at 2048 tokens).
 inline double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
   double sum = 0;
   for (const auto& op : t.ops)

@@ -130,3 +130,33 @@ TEST_CASE("one worker with interference on: every system runs; DDP and ZeRO-3 ar
     CHECK(r.iteration_time_s == doctest::Approx(compute_s(trace, hw) + gpu_optimizer_s(hw, 6 * 10e6)).epsilon(1e-9).scale(0));
   }
 }
+
+TEST_CASE("op_time_s takes the kernel shape from the op alone") {
+  const auto hw = quiet_hardware(star(1));
+  auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), [] {
+    workloads::TrainingConfig t;
+    t.micro_batch = 1;
+    t.seq_len = 256;
+    return t;
+  }());
+  const workloads::TraceOp block = trace.ops.at(1);  // forward of the first transformer block
+  REQUIRE(block.flops > 0);
+  const double t_block = sim::op_time_s(block, hw.gpu, models::Precision::Fp16);
+  // The trace's overload is the same at the trace's precision (fp16).
+  CHECK(sim::op_time_s(trace, block, hw.gpu) == t_block);
+  // Changing the trace's configuration does not change how long an op takes: only the op counts.
+  trace.training.micro_batch = 64;
+  trace.model.hidden = 12288;
+  CHECK(sim::op_time_s(trace, block, hw.gpu) == t_block);
+  // A larger shape runs the same FLOPs at a higher efficiency (models/gpu.hpp), a smaller one lower.
+  workloads::TraceOp wide = block, narrow = block;
+  wide.gemm.m *= 16;
+  narrow.gemm.m = 1;
+  CHECK(sim::op_time_s(wide, hw.gpu, models::Precision::Fp16) < t_block);
+  CHECK(sim::op_time_s(narrow, hw.gpu, models::Precision::Fp16) > t_block);
+  // Same shape, twice the FLOPs: twice the time; no FLOPs: no time.
+  workloads::TraceOp twice = block;
+  twice.flops *= 2;
+  CHECK(sim::op_time_s(twice, hw.gpu, models::Precision::Fp16) == doctest::Approx(2 * t_block).epsilon(1e-12));
+  CHECK(sim::op_time_s(trace.ops.front(), hw.gpu, models::Precision::Fp16) == 0);  // the embedding's forward
+}

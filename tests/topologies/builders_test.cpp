@@ -179,3 +179,75 @@ TEST_CASE("fat-tree, 3 tiers of 4-port switches is the k = 4 fat-tree") {
   p.servers = 10;
   CHECK_THROWS_AS(build_fat_tree(p), std::invalid_argument);
 }
+
+TEST_CASE("builders: a catalog's profiles replace the shipped ones of their names, and the topology keeps them") {
+  using luwu::models::apply_override;
+  using luwu::models::find_profile;
+  luwu::models::ProfileCatalog catalog;
+  auto ssd = find_profile("samsung-pm1733");
+  apply_override(ssd, "read_bandwidth", 9e9);  // shipped: 7.0 GB/s read, 3.8 GB/s write
+  catalog.add(ssd);
+  auto gpu = find_profile("a100-40gb-sxm");
+  apply_override(gpu, "peak_fp16_flops", 156e12);  // shipped: 312 TFLOP/s
+  catalog.add(gpu);
+  auto nic = find_profile("bluefield2-100g");
+  apply_override(nic, "line_rate", 50e9 / 8);  // shipped: 100 Gb/s
+  catalog.add(nic);
+
+  LuwuStarParams p;
+  p.workers = 2;
+  const Topology t = build_luwu_star(p, catalog);
+  // builder_parts.hpp: the NVMe link carries max(read, write); GPU speed = peak fp16; NIC uplinks
+  // the RDMA goodput of the line rate.
+  CHECK(t[t.vertex("nvme1-0")].read_Bps == 9e9);
+  CHECK(t[t.vertex("optnode-ssd0")].read_Bps == 9e9);
+  CHECK(t[t.vertex("gpu0")].speed_flops == 156e12);
+  for (Edge e : t.edges()) {
+    if (t[e].kind == LinkKind::Nvme) CHECK(t[e].bandwidth_Bps == 9e9);
+    if (t[e].kind == LinkKind::Ethernet) CHECK(t[e].bandwidth_Bps == doctest::Approx(goodput_of("bluefield2-100g", 50e9 / 8)));
+  }
+  REQUIRE(t.profiles.find("samsung-pm1733") != nullptr);
+  CHECK(t.profiles.find("samsung-pm1733")->get("read_bandwidth") == 9e9);
+  CHECK(t.profiles.profiles().size() == 3);
+  CHECK(t.network_Bps == 0);
+
+  // Without a catalog: the shipped profiles, and none of the catalog's numbers stick (the
+  // builders' cache of shipped profiles must not have kept them).
+  const Topology shipped = build_luwu_star(p);
+  CHECK(shipped.profiles.empty());
+  CHECK(shipped[shipped.vertex("nvme1-0")].read_Bps == 7e9);
+  CHECK(shipped[shipped.vertex("gpu0")].speed_flops == 312e12);
+
+  // dgx and fat-tree: an NVLink and a switch profile from the catalog.
+  auto nvlink = find_profile("nvlink3-a100");
+  apply_override(nvlink, "per_direction_bandwidth", 100e9);
+  auto tofino = find_profile("tofino");
+  apply_override(tofino, "pipeline_latency", 2e-6);
+  luwu::models::ProfileCatalog servers;
+  servers.add(nvlink);
+  servers.add(tofino);
+  DgxParams d;
+  d.servers = 1;
+  d.gpus_per_server = 2;
+  d.switch_profile = "tofino";
+  d.nic_profile = "rdma-nic-100g";  // the 200 Gb/s default would exceed tofino's 100 Gb/s ports
+  const Topology dgx = build_dgx(d, servers);
+  for (Edge e : dgx.edges())
+    if (dgx[e].kind == LinkKind::Nvswitch) CHECK(dgx[e].bandwidth_Bps == 100e9);
+  CHECK(dgx.profiles.find("nvlink3-a100") != nullptr);
+  FatTreeParams f;
+  f.servers = 2;
+  f.gpus_per_server = 2;
+  f.network_Bps = 50e9 / 8;
+  const Topology tree = build_fat_tree(f, servers);
+  // A switch-to-switch trunk's latency is one pipeline latency.
+  std::size_t trunks = 0;
+  for (Edge e : tree.edges())
+    if (tree[tree.link_from(e)].kind == VertexKind::ProgrammableSwitch &&
+        tree[tree.link_to(e)].kind == VertexKind::ProgrammableSwitch) {
+      CHECK(tree[e].latency_s == 2e-6);
+      ++trunks;
+    }
+  CHECK(trunks > 0);
+  CHECK(tree.network_Bps == 50e9 / 8);
+}

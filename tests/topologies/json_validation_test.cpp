@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/input_error.hpp"
+#include "models/profile.hpp"
 #include "tests/topologies/topology_test_support.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/json_format.hpp"
@@ -87,13 +88,106 @@ TEST_CASE("JSON: save then load round-trips exactly") {
   }
 }
 
-TEST_CASE("JSON: a copied topology keeps working edge descriptors") {
-  Topology a = build_luwu_star(LuwuStarParams{});
+namespace {
+// luwu-star with the SSD's read bandwidth overridden in its catalog and a 50 Gb/s line rate.
+Topology star_with_own_profiles() {
+  auto ssd = luwu::models::find_profile("samsung-pm1733");
+  luwu::models::apply_override(ssd, "read_bandwidth", 9e9);
+  luwu::models::ProfileCatalog catalog;
+  catalog.add(ssd);
+  LuwuStarParams p;
+  p.workers = 2;
+  p.network_Bps = 50e9 / 8;
+  return build_luwu_star(p, catalog);
+}
+
+// The topology read back from `j` written to a file.
+Topology load_json(const luwu::Json& j) {
+  std::string path = temp_path("load.json");
+  write_text(path, j.dump(2));
+  TempFile remove{path};
+  return load_topology(path);
+}
+}  // namespace
+
+TEST_CASE("JSON: a topology's own profiles and line rate are saved under their own keys and read back") {
+  const Topology original = star_with_own_profiles();
+  const luwu::Json j = topology_to_json(original);
+  REQUIRE(j.contains("profiles"));
+  CHECK(j["profiles"]["samsung-pm1733"]["fields"]["read_bandwidth"]["value"] == 9e9);
+  CHECK(j["network_Bps"] == 50e9 / 8);
+  CHECK_FALSE(j["builder_args"].contains("profile_catalog"));
+  const Topology back = load_json(j);
+  REQUIRE(back.profiles.find("samsung-pm1733") != nullptr);
+  CHECK(back.profiles.find("samsung-pm1733")->get("read_bandwidth") == 9e9);
+  CHECK(back.profiles.find("samsung-pm1733")->get("write_bandwidth") ==
+        luwu::models::find_profile("samsung-pm1733").get("write_bandwidth"));
+  CHECK(back.network_Bps == 50e9 / 8);
+  CHECK(topology_to_json(back) == j);
+  // Shipped profiles at their own line rate: neither key is written.
+  const luwu::Json plain = topology_to_json(build_luwu_star(LuwuStarParams{}));
+  CHECK_FALSE(plain.contains("profiles"));
+  CHECK_FALSE(plain.contains("network_Bps"));
+}
+
+TEST_CASE("JSON: older files' builder_args.profile_catalog and builder_args.network_Bps are read") {
+  const Topology original = star_with_own_profiles();
+  luwu::Json old = topology_to_json(original);
+  old["builder_args"]["profile_catalog"] = old["profiles"];
+  old.erase("profiles");
+  old.erase("network_Bps");
+  REQUIRE(old["builder_args"]["network_Bps"] == 50e9 / 8);  // the builder's argument, as recorded
+  const Topology back = load_json(old);
+  REQUIRE(back.profiles.find("samsung-pm1733") != nullptr);
+  CHECK(back.profiles.find("samsung-pm1733")->get("read_bandwidth") == 9e9);
+  CHECK(back.network_Bps == 50e9 / 8);
+  CHECK_FALSE(back.builder_args.contains("profile_catalog"));
+  CHECK(topology_to_json(back) == topology_to_json(original));
+
+  luwu::Json both = topology_to_json(original);
+  both["builder_args"]["profile_catalog"] = both["profiles"];
+  CHECK(load_error(both).json_path() == "$.builder_args.profile_catalog");
+}
+
+TEST_CASE("JSON: a bad profile or line rate in a topology file names its JSON path") {
+  const luwu::Json good = topology_to_json(star_with_own_profiles());
+  luwu::Json j = good;
+  j["profiles"]["samsung-pm1733"]["fields"]["read_bandwidth"]["unit"] = "TFLOP/s";
+  CHECK(load_error(j).json_path() == "$.profiles.samsung-pm1733.fields.read_bandwidth.unit");
+  j = good;
+  j["profiles"]["samsung-pm1733"]["name"] = "pm1733";
+  CHECK(load_error(j).json_path() == "$.profiles.samsung-pm1733.name");
+  j = good;
+  j["profiles"] = luwu::Json::array();
+  CHECK(load_error(j).json_path() == "$.profiles");
+  j = good;
+  j["network_Bps"] = -1;
+  CHECK(load_error(j).json_path() == "$.network_Bps");
+  j = good;
+  j.erase("network_Bps");
+  j["builder_args"]["network_Bps"] = "fast";
+  CHECK(load_error(j).json_path() == "$.builder_args.network_Bps");
+  j = good;
+  j["builder_args"]["profile_catalog"] = j["profiles"];
+  j.erase("profiles");
+  j["builder_args"]["profile_catalog"]["samsung-pm1733"]["fields"]["read_bandwidth"]["value"] = 0;
+  CHECK(load_error(j).json_path() == "$.builder_args.profile_catalog.samsung-pm1733.fields.read_bandwidth.value");
+}
+
+TEST_CASE("JSON: a copied topology keeps working edge descriptors, its profiles and line rate") {
+  Topology a = star_with_own_profiles();
+  const luwu::Json built = topology_to_json(a);
   Topology b = a;
   Topology c = std::move(a);
   CHECK(b[b.edge(3)].index == 3);
   CHECK(c[c.edge(3)].name == b[b.edge(3)].name);
-  CHECK(topology_to_json(b) == topology_to_json(c));
+  CHECK(topology_to_json(b) == built);
+  CHECK(topology_to_json(c) == built);
+  Topology d;
+  d = b;
+  CHECK(topology_to_json(d) == built);
+  REQUIRE(d.profiles.find("samsung-pm1733") != nullptr);
+  CHECK(d.network_Bps == 50e9 / 8);
 }
 
 TEST_CASE("validation: a typo in a field name suggests the right one") {

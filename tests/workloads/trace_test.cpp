@@ -145,6 +145,44 @@ TEST_CASE("a trace written and read back is identical") {
   }
 }
 
+TEST_CASE("each op carries its layer's representative GEMM: tokens x hidden by hidden x (hidden or vocab)") {
+  // GPT-3 175B (Brown et al. 2020, table 2.1): d_model 12288, 96 layers; the GPT-2 BPE vocabulary
+  // of 50257 tokens.  2 sequences of 1024 tokens per micro-batch.
+  Trace t = generate_trace(gpt3_175b(), training(2, 1024, 2, true));
+  std::size_t head_ops = 0;
+  for (const auto& op : t.ops) {
+    CAPTURE(op.layer);
+    CHECK(op.gemm.m == 2 * 1024);
+    CHECK(op.gemm.k == 12288);
+    if (op.layer == 97) {
+      CHECK(op.gemm.n == 50257);
+      ++head_ops;
+    } else {
+      CHECK(op.gemm.n == 12288);
+    }
+  }
+  CHECK(head_ops == 2 * 2);  // forward and backward, in each of the 2 micro-steps
+  // LLaMA-2 7B (Touvron et al. 2023): hidden 4096, 32 layers, vocabulary 32000.
+  Trace l = generate_trace(*find_catalog_model("llama2-7b"), training(1, 4096, 1, false));
+  CHECK(l.ops.front().gemm == GemmShape{4096, 4096, 4096});
+  CHECK(l.ops[32 + 1].gemm == GemmShape{4096, 32000, 4096});  // forward of the head, layer 33
+}
+
+TEST_CASE("a trace written before ops had a shape loads with the shape generate_trace gives") {
+  Trace t = generate_trace(*find_catalog_model("gpt3-125m"), training(2, 256, 2, true, DType::Bf16));
+  Json old = trace_to_json(t);
+  for (auto& op : old["ops"]) {
+    REQUIRE(op.contains("gemm"));
+    op.erase("gemm");
+  }
+  const Trace back = trace_from_json(JsonNode(old, "old.json"));
+  CHECK(back.ops == t.ops);
+  // A shape given in the file is the op's, whatever the layer.
+  Json edited = trace_to_json(t);
+  edited["ops"][1]["gemm"] = {{"m", 7}, {"n", 11}, {"k", 13}};
+  CHECK(trace_from_json(JsonNode(edited, "edited.json")).ops[1].gemm == GemmShape{7, 11, 13});
+}
+
 TEST_CASE("malformed traces are InputErrors naming the JSON path") {
   Trace t = generate_trace(*find_catalog_model("gpt3-125m"), training(1, 64, 2, false));
   const Json good = trace_to_json(t);
@@ -178,6 +216,21 @@ TEST_CASE("malformed traces are InputErrors naming the JSON path") {
   d = good;
   d["ops"][0]["grad_bytes"] = 8;  // a forward op
   expect_error_at(d, "$.ops[0].grad_bytes");
+  d = good;
+  d["ops"][2]["gemm"]["m"] = 0;
+  expect_error_at(d, "$.ops[2].gemm.m");
+  d = good;
+  d["ops"][2]["gemm"]["n"] = 1.5;
+  expect_error_at(d, "$.ops[2].gemm.n");
+  d = good;
+  d["ops"][2]["gemm"].erase("k");
+  expect_error_at(d, "$.ops[2].gemm");
+  d = good;
+  d["ops"][2]["gemm"]["j"] = 1;
+  expect_error_at(d, "$.ops[2].gemm.j");
+  d = good;
+  d["ops"][2]["gemm"] = 4096;
+  expect_error_at(d, "$.ops[2].gemm");
   d = good;
   d["layers"][2]["params"] = "many";
   expect_error_at(d, "$.layers[2].params");
