@@ -11,6 +11,7 @@
 // did_you_mean() to their own message.
 #include <algorithm>
 #include <cstddef>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -84,6 +85,16 @@ std::vector<std::string> choice_names(const Choices<T>& choices) {
   names.reserve(choices.size());
   for (const auto& [name, value] : choices) names.push_back(name);
   return names;
+}
+
+// Choices spelled as to_string(value) spells them (found by argument-dependent lookup), so that
+// an enum's reader and writer cannot disagree:  choices_by_name({DType::Fp16, DType::Fp32}).
+template <class T>
+Choices<T> choices_by_name(std::initializer_list<T> values) {
+  Choices<T> out;
+  out.reserve(values.size());
+  for (T v : values) out.emplace_back(to_string(v), v);
+  return out;
 }
 
 // The value named `text`; std::invalid_argument with unknown_choice_message otherwise.

@@ -83,8 +83,7 @@ void apply_overrides(const JsonNode& c, models::ProfileCatalog& catalog) {
       if (dot != std::string::npos && std::find(known.begin(), known.end(), name.substr(0, dot)) != known.end())
         fields.fail("overrides are nested by profile: write {\"" + name.substr(0, dot) + "\": {\"" +
                     name.substr(dot + 1) + "\": ...}}");
-      std::string hint = nearest_key(name, known);
-      fields.fail("unknown profile \"" + name + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
+      fields.fail("unknown profile \"" + name + "\"" + did_you_mean(name, known) +
                   "; overrides name a shipped profile (`luwusim profiles list`) or an inline one");
     }
     if (!fields.is_object()) fields.fail("expected an object {\"<field>\": value, ...} of the fields to override");
@@ -203,15 +202,13 @@ topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::st
     record_catalog(topo, catalog);
     return topo;
   }
-  const std::string kind = c.at("topology").as_string();
+  using Builder = topologies::Topology (*)(const JsonNode&, models::ProfileCatalog&);
+  const Builder build = c.at("topology").as_choice<Builder>(
+      {{"luwu-star", build_luwu_star}, {"dgx", build_dgx}, {"fat-tree", build_fat_tree}}, "topology builder");
   // Builders reject impossible parameters with std::invalid_argument: report them at the cluster.
   try {
-    topologies::Topology topo;
     models::ProfileCatalog catalog;
-    if (kind == "luwu-star") topo = build_luwu_star(c, catalog);
-    else if (kind == "dgx") topo = build_dgx(c, catalog);
-    else if (kind == "fat-tree") topo = build_fat_tree(c, catalog);
-    else c.at("topology").fail("unknown topology builder \"" + kind + "\" (expected luwu-star, dgx or fat-tree)");
+    topologies::Topology topo = build(c, catalog);
     topologies::validate_topology(topo, c.file());
     return topo;
   } catch (const std::invalid_argument& e) {
@@ -236,11 +233,10 @@ Scenario scenario_from_json(const JsonNode& root) {
   JsonNode model = root.at("model");
   if (model.is_string()) {
     const auto* m = workloads::find_catalog_model(model.as_string());
-    if (!m) {
-      auto names = workloads::catalog_model_names();
-      std::string hint = nearest_key(model.as_string(), names);
-      model.fail("unknown model \"" + model.as_string() + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
-    }
+    if (!m)
+      model.fail("unknown model \"" + model.as_string() + "\"" +
+                 did_you_mean(model.as_string(), workloads::catalog_model_names()) +
+                 "; `luwusim trace models` lists the catalog, or write the model as an object");
     s.model = *m;
   } else {
     s.model = workloads::model_from_json(model);
@@ -277,11 +273,10 @@ Scenario scenario_from_json(const JsonNode& root) {
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");
     sim.only_keys({"mode"});
-    std::string mode = sim.get_string("mode", "auto");
-    if (mode == "auto") s.mode = ModeChoice::Auto;
-    else if (mode == "detailed") s.mode = ModeChoice::Detailed;
-    else if (mode == "coarse") s.mode = ModeChoice::Coarse;
-    else sim.at("mode").fail("expected \"auto\", \"detailed\" or \"coarse\"");
+    if (sim.has("mode"))
+      s.mode = sim.at("mode").as_choice<ModeChoice>(
+          {{"auto", ModeChoice::Auto}, {"detailed", ModeChoice::Detailed}, {"coarse", ModeChoice::Coarse}},
+          "simulation mode");
   }
   return s;
 }

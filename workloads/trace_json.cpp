@@ -20,20 +20,6 @@ constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 58;
 
 std::uint64_t as_count(const JsonNode& n) { return static_cast<std::uint64_t>(n.as_int(0, kMaxCount)); }
 
-template <typename Enum>
-Enum parse_named(const JsonNode& node, std::initializer_list<Enum> values) {
-  std::string text = node.as_string();
-  std::vector<std::string> names;
-  for (Enum v : values) {
-    if (to_string(v) == text) return v;
-    names.push_back(to_string(v));
-  }
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  std::string hint = nearest_key(text, names);
-  node.fail("\"" + text + "\" is not one of " + list + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
-}
-
 Json training_to_json(const TrainingConfig& t) {
   return Json{{"micro_batch", t.micro_batch},
               {"seq_len", t.seq_len},
@@ -53,7 +39,7 @@ TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model
                             std::to_string(model.max_seq));
   t.grad_accum = static_cast<int>(node.at("grad_accum").as_int(1, kMaxInt));
   t.recompute = node.at("recompute").as_bool();
-  t.dtype = parse_named<DType>(node.at("dtype"), {DType::Fp16, DType::Bf16, DType::Fp32});
+  t.dtype = node.at("dtype").as_choice(dtype_choices(), "dtype");
   t.memory_efficient_attention = node.at("memory_efficient_attention").as_bool();
   return t;
 }
@@ -74,7 +60,8 @@ LayerInfo layer_from_json(const JsonNode& node) {
                   "checkpoint_bytes"});
   LayerInfo l;
   l.name = node.at("name").as_string();
-  l.kind = parse_named<LayerKind>(node.at("kind"), {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head});
+  l.kind = node.at("kind").as_choice(
+      choices_by_name({LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head}), "layer kind");
   l.params = as_count(node.at("params"));
   l.params_used = as_count(node.at("params_used"));
   if (l.params_used < l.params) node.at("params_used").fail("params_used must be at least params");
@@ -100,7 +87,7 @@ TraceOp op_from_json(const JsonNode& node, const Trace& trace) {
   node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
                   "act_freed_bytes"});
   TraceOp op;
-  op.kind = parse_named<OpKind>(node.at("kind"), {OpKind::Forward, OpKind::Recompute, OpKind::Backward});
+  op.kind = node.at("kind").as_choice(choices_by_name({OpKind::Forward, OpKind::Recompute, OpKind::Backward}), "op kind");
   op.layer = static_cast<int>(node.at("layer").as_int(0, static_cast<std::int64_t>(trace.layers.size()) - 1));
   op.micro_step = static_cast<int>(node.at("micro_step").as_int(0, trace.training.grad_accum - 1));
   op.flops = node.at("flops").as_non_negative();
@@ -130,8 +117,7 @@ Json trace_to_json(const Trace& trace) {
 
 Trace trace_from_json(const JsonNode& node) {
   node.only_keys({"format", "version", "model", "training", "layers", "ops"});
-  if (node.at("format").as_string() != kFormat)
-    node.at("format").fail(std::string("expected \"") + kFormat + "\"");
+  node.at("format").as_choice_index({kFormat}, "format");
   const std::int64_t version = node.at("version").as_int(0, kMaxInt);
   if (version != Trace::kVersion)
     node.at("version").fail("unsupported trace version " + std::to_string(version) + " (this luwusim reads version " +
