@@ -11,7 +11,7 @@
 #include "topologies/json_format.hpp"
 #include "topologies/validate.hpp"
 #include "workloads/model_catalog.hpp"
-#include "workloads/trace.hpp"
+#include "workloads/training_json.hpp"
 
 namespace luwu::sim {
 namespace {
@@ -242,25 +242,7 @@ Scenario scenario_from_json(const JsonNode& root) {
     s.model = workloads::model_from_json(model);
   }
 
-  JsonNode t = root.at("training");
-  t.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "memory_efficient_attention", "dtype"});
-  s.training.micro_batch = static_cast<int>(t.at("micro_batch").as_int(1, 1 << 20));
-  s.training.seq_len = static_cast<int>(t.get_int("seq_len", s.training.seq_len, 1, 1 << 24));
-  s.training.grad_accum = static_cast<int>(t.get_int("grad_accum", 1, 1, 1 << 20));
-  s.training.recompute = t.get_bool("recompute", false);
-  s.training.memory_efficient_attention = t.get_bool("memory_efficient_attention", false);
-  if (t.has("dtype")) {
-    try {
-      s.training.dtype = workloads::parse_dtype(t.at("dtype").as_string());
-    } catch (const std::invalid_argument& e) {
-      t.at("dtype").fail(e.what());
-    }
-  }
-  try {
-    workloads::validate_training(s.model, s.training);
-  } catch (const std::invalid_argument& e) {
-    t.fail(e.what());
-  }
+  s.training = workloads::training_from_json(root.at("training"), s.model);
 
   const std::string dir = std::filesystem::path(root.file()).parent_path().string();
   s.cluster = root.at("cluster").raw();

@@ -4,6 +4,7 @@
 
 #include "common/atomic_write.hpp"
 #include "workloads/trace.hpp"
+#include "workloads/training_json.hpp"
 
 namespace luwu::workloads {
 
@@ -19,30 +20,6 @@ constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
 constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 58;
 
 std::uint64_t as_count(const JsonNode& n) { return static_cast<std::uint64_t>(n.as_int(0, kMaxCount)); }
-
-Json training_to_json(const TrainingConfig& t) {
-  return Json{{"micro_batch", t.micro_batch},
-              {"seq_len", t.seq_len},
-              {"grad_accum", t.grad_accum},
-              {"recompute", t.recompute},
-              {"dtype", to_string(t.dtype)},
-              {"memory_efficient_attention", t.memory_efficient_attention}};
-}
-
-TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model) {
-  node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "dtype", "memory_efficient_attention"});
-  TrainingConfig t;
-  t.micro_batch = static_cast<int>(node.at("micro_batch").as_int(1, kMaxInt));
-  t.seq_len = static_cast<int>(node.at("seq_len").as_int(1, kMaxInt));
-  if (t.seq_len > model.max_seq)
-    node.at("seq_len").fail("sequence length " + std::to_string(t.seq_len) + " exceeds the model's max_seq " +
-                            std::to_string(model.max_seq));
-  t.grad_accum = static_cast<int>(node.at("grad_accum").as_int(1, kMaxInt));
-  t.recompute = node.at("recompute").as_bool();
-  t.dtype = node.at("dtype").as_choice(dtype_choices(), "dtype");
-  t.memory_efficient_attention = node.at("memory_efficient_attention").as_bool();
-  return t;
-}
 
 Json layer_to_json(const LayerInfo& l) {
   return Json{{"name", l.name},

@@ -30,6 +30,12 @@ inline const Choices<DType>& dtype_choices() {
 // "fp16", "bf16" or "fp32"; anything else is std::invalid_argument (common/choice.hpp's message).
 inline DType parse_dtype(const std::string& text) { return choose(text, dtype_choices(), "dtype"); }
 
+// The largest settings luwusim accepts, from JSON (training_from_json) and from the command line
+// (validate_training), so that whatever it writes it reads back.
+inline constexpr int kMaxMicroBatch = 1 << 20;
+inline constexpr int kMaxSeqLen = 1 << 24;
+inline constexpr int kMaxGradAccum = 1 << 20;
+
 struct TrainingConfig {
   int micro_batch = 1;   // sequences per micro-batch on one worker
   int seq_len = 2048;    // tokens per sequence

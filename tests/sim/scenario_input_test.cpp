@@ -75,3 +75,25 @@ TEST_CASE("an unknown topology builder or catalog model suggests the nearest nam
   CHECK(f.path == "$.model");
   CHECK(contains(f.what, "unknown model \"gpt3-125n\" (did you mean \"gpt3-125m\"?)"));
 }
+
+TEST_CASE("the training object is read with the trace reader's rules: defaults, bounds and paths") {
+  const sim::Scenario s = parse(tiny());
+  CHECK(s.training.micro_batch == 1);
+  CHECK(s.training.seq_len == 256);
+  CHECK(s.training.grad_accum == 1);  // absent: the default
+  CHECK(s.training.dtype == workloads::DType::Fp16);
+
+  Json j = tiny();
+  j["training"]["seq_len"] = 4096;  // gpt3-125m's max_seq is 2048
+  Failure f = failure_of(j);
+  CHECK(f.path == "$.training.seq_len");
+  CHECK(contains(f.what, "exceeds gpt3-125m's max_seq 2048"));
+  j = tiny();
+  j["training"]["micro_batch"] = 1048577;
+  CHECK(failure_of(j).path == "$.training.micro_batch");
+  j = tiny();
+  j["training"]["dtype"] = "bf61";
+  f = failure_of(j);
+  CHECK(f.path == "$.training.dtype");
+  CHECK(contains(f.what, "did you mean \"bf16\""));
+}
