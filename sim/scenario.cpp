@@ -216,6 +216,12 @@ topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::st
   }
 }
 
+const Choices<ModeChoice>& mode_choices() {
+  static const Choices<ModeChoice> choices = {
+      {"auto", ModeChoice::Auto}, {"detailed", ModeChoice::Detailed}, {"coarse", ModeChoice::Coarse}};
+  return choices;
+}
+
 CollectiveMode Scenario::collective_mode() const {
   if (mode == ModeChoice::Detailed) return CollectiveMode::Detailed;
   if (mode == ModeChoice::Coarse) return CollectiveMode::Coarse;
@@ -255,10 +261,7 @@ Scenario scenario_from_json(const JsonNode& root) {
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");
     sim.only_keys({"mode"});
-    if (sim.has("mode"))
-      s.mode = sim.at("mode").as_choice<ModeChoice>(
-          {{"auto", ModeChoice::Auto}, {"detailed", ModeChoice::Detailed}, {"coarse", ModeChoice::Coarse}},
-          "simulation mode");
+    if (sim.has("mode")) s.mode = sim.at("mode").as_choice(mode_choices(), "simulation mode");
   }
   return s;
 }
