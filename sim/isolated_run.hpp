@@ -38,7 +38,16 @@ struct IsolatedResult {
 inline std::string exit_status_text(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    const char* abbrev = sigabbrev_np(sig);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+    const char* abbrev = sigabbrev_np(sig);  // "KILL", "SEGV"
+#else
+    const char* abbrev = sig == SIGKILL   ? "KILL"
+                         : sig == SIGSEGV ? "SEGV"
+                         : sig == SIGABRT ? "ABRT"
+                         : sig == SIGTERM ? "TERM"
+                         : sig == SIGINT  ? "INT"
+                                          : nullptr;
+#endif
     return "killed by signal " + std::to_string(sig) + (abbrev ? " (SIG" + std::string(abbrev) + ")" : std::string());
   }
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
@@ -75,15 +84,18 @@ class IsolatedChild {
       if (::getppid() != parent) ::_exit(1);  // the parent died before prctl: nobody waits for us
       if (options.own_process_group) ::setpgid(0, 0);
       ::close(fds[0]);
-      std::string message;
+      char status = '1';
+      std::string payload;
       try {
-        message = "1" + fn();
+        payload = fn();
       } catch (const std::exception& e) {
-        message = std::string("0") + e.what();
+        status = '0';
+        payload = e.what();
       } catch (...) {
-        message = "0unknown error";
+        status = '0';
+        payload = "unknown error";
       }
-      const bool whole = write_all(fds[1], message);
+      const bool whole = write_all(fds[1], &status, 1) && write_all(fds[1], payload.data(), payload.size());
       ::close(fds[1]);
       ::_exit(whole ? 0 : 1);
     }
@@ -154,9 +166,7 @@ class IsolatedChild {
  private:
   IsolatedChild(pid_t pid, int fd, Options options) : pid_(pid), fd_(fd), options_(std::move(options)) {}
 
-  static bool write_all(int fd, const std::string& text) {
-    const char* p = text.data();
-    std::size_t left = text.size();
+  static bool write_all(int fd, const char* p, std::size_t left) {
     while (left > 0) {
       const ssize_t n = ::write(fd, p, left);
       if (n < 0 && errno == EINTR) continue;
