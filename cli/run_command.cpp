@@ -2,6 +2,7 @@
 // with its breakdown.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/command_registry.hpp"
 #include "common/atomic_write.hpp"
@@ -26,13 +27,13 @@ const bool registered = luwu::cli::register_command(
       auto* json = app.add_flag("--json", a->json, "Print {\"scenario\": ..., \"results\": [...]} as JSON");
       app.add_flag("--csv", a->csv, "Print one CSV row per system")->excludes(json);
       app.add_option("--timeline", a->timeline, "Write a Chrome trace-event JSON of the iteration (Perfetto)");
-      app.add_option("--mode", a->mode, "Collective simulation mode, overriding the scenario's")
-          ->check(CLI::IsMember({"auto", "detailed", "coarse"}));
+      app.add_option("--mode", a->mode,
+                     "Collective simulation mode, overriding the scenario's: auto, detailed or coarse");
       return [a]() -> int {
+        std::optional<luwu::sim::ModeChoice> mode;  // checked before the scenario is read
+        if (!a->mode.empty()) mode = luwu::choose(a->mode, luwu::sim::mode_choices(), "--mode");
         auto scenario = luwu::sim::load_scenario(a->scenario);
-        if (a->mode == "detailed") scenario.mode = luwu::sim::ModeChoice::Detailed;
-        if (a->mode == "coarse") scenario.mode = luwu::sim::ModeChoice::Coarse;
-        if (a->mode == "auto") scenario.mode = luwu::sim::ModeChoice::Auto;
+        if (mode) scenario.mode = *mode;
         luwu::sim::RunOptions options;
         options.only_systems = a->systems;
         options.record_timeline = !a->timeline.empty();

@@ -9,6 +9,7 @@
 
 #include "cli/command_registry.hpp"
 #include "common/atomic_write.hpp"
+#include "common/choice.hpp"
 #include "common/units.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/dot.hpp"
@@ -59,31 +60,39 @@ void apply_servers(P& p, const BuildOptions& o) {
   if (!o.nvlink.empty()) p.nvlink_profile = o.nvlink;
 }
 
+Topology build_luwu_star_from(const BuildOptions& o) {
+  LuwuStarParams p;
+  apply_common(p, o);
+  p.workers = o.workers;
+  p.optimizer_nics = o.optimizer_nics;
+  p.optimizer_ssds = o.optimizer_ssds;
+  if (o.nvme >= 0) p.nvme_per_worker = o.nvme;
+  if (!o.optimizer_nic.empty()) p.optimizer_nic_profile = o.optimizer_nic;
+  return build_luwu_star(p);
+}
+
+Topology build_dgx_from(const BuildOptions& o) {
+  DgxParams p;
+  apply_servers(p, o);
+  return build_dgx(p);
+}
+
+Topology build_fat_tree_from(const BuildOptions& o) {
+  FatTreeParams p;
+  apply_servers(p, o);
+  p.tiers = o.tiers;
+  p.leaf_down_ports = o.leaf_down_ports;
+  p.oversubscription = o.oversubscription;
+  return build_fat_tree(p);
+}
+
+// std::invalid_argument for an unknown --kind, naming the nearest one.
 Topology build(const BuildOptions& o) {
-  if (o.kind == "luwu-star") {
-    LuwuStarParams p;
-    apply_common(p, o);
-    p.workers = o.workers;
-    p.optimizer_nics = o.optimizer_nics;
-    p.optimizer_ssds = o.optimizer_ssds;
-    if (o.nvme >= 0) p.nvme_per_worker = o.nvme;
-    if (!o.optimizer_nic.empty()) p.optimizer_nic_profile = o.optimizer_nic;
-    return build_luwu_star(p);
-  }
-  if (o.kind == "dgx") {
-    DgxParams p;
-    apply_servers(p, o);
-    return build_dgx(p);
-  }
-  if (o.kind == "fat-tree") {
-    FatTreeParams p;
-    apply_servers(p, o);
-    p.tiers = o.tiers;
-    p.leaf_down_ports = o.leaf_down_ports;
-    p.oversubscription = o.oversubscription;
-    return build_fat_tree(p);
-  }
-  throw std::invalid_argument("unknown topology kind \"" + o.kind + "\" (luwu-star, dgx, fat-tree)");
+  using Build = Topology (*)(const BuildOptions&);
+  const Build build_kind = luwu::choose<Build>(
+      o.kind, {{"luwu-star", build_luwu_star_from}, {"dgx", build_dgx_from}, {"fat-tree", build_fat_tree_from}},
+      "topology kind");
+  return build_kind(o);
 }
 
 const bool registered = luwu::cli::register_command(

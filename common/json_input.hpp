@@ -1,7 +1,8 @@
 #pragma once
 // Reading JSON input with paths: every accessor knows where it is ("$.layers[3].hidden") and
 // throws InputError naming the file and that path.  Objects can be closed against unknown keys,
-// with the nearest known key suggested.
+// with the nearest known key suggested; strings can be one of a list of names (as_choice, with
+// common/choice.hpp's message).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/choice.hpp"
 #include "common/input_error.hpp"
 
 namespace luwu {
@@ -35,29 +37,6 @@ inline Json load_json_file(const std::string& file) {
   std::stringstream buf;
   buf << in.rdbuf();
   return parse_json_text(buf.str(), file);
-}
-
-inline std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-// The nearest of `known` to `word`, or "" when nothing is close.
-inline std::string nearest_key(const std::string& word, const std::vector<std::string>& known) {
-  std::string best;
-  std::size_t best_d = std::numeric_limits<std::size_t>::max();
-  for (const auto& k : known) {
-    std::size_t d = edit_distance(word, k);
-    if (d < best_d) best_d = d, best = k;
-  }
-  return best_d <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string();
 }
 
 // A view of one JSON value with its file and path.
@@ -112,16 +91,27 @@ class JsonNode {
     expect_object();
     for (auto it = v_->begin(); it != v_->end(); ++it) {
       if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
-      std::string hint = nearest_key(it.key(), known);
-      throw InputError(file_, path_ + "." + it.key(),
-                       "unknown field \"" + it.key() + "\"" +
-                           (hint.empty() ? std::string() : " (did you mean \"" + hint + "\"?)"));
+      throw InputError(file_, path_ + "." + it.key(), "unknown field \"" + it.key() + "\"" + did_you_mean(it.key(), known));
     }
   }
 
   std::string as_string() const {
     if (!v_->is_string()) fail(std::string("expected a string, found ") + v_->type_name());
     return v_->get<std::string>();
+  }
+  // A string that is one of `names`: its position there.  Anything else fails here with
+  // unknown_choice_message (the nearest name suggested, all of them listed).
+  std::size_t as_choice_index(const std::vector<std::string>& names, const std::string& noun) const {
+    const std::string text = as_string();
+    const auto it = std::find(names.begin(), names.end(), text);
+    if (it == names.end()) fail(unknown_choice_message(text, names, noun));
+    return static_cast<std::size_t>(it - names.begin());
+  }
+  // A string naming one of `choices`: its value.
+  //   DType t = node.as_choice<DType>({{"fp16", DType::Fp16}, {"fp32", DType::Fp32}}, "dtype");
+  template <class T>
+  T as_choice(const Choices<T>& choices, const std::string& noun) const {
+    return choices[as_choice_index(choice_names(choices), noun)].second;
   }
   bool as_bool() const {
     if (!v_->is_boolean()) fail(std::string("expected true or false, found ") + v_->type_name());

@@ -14,12 +14,6 @@ namespace luwu::models {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
 std::vector<std::string> kind_names() {
   std::vector<std::string> names;
   for (const auto& k : profile_kinds()) names.push_back(k.kind);
@@ -114,23 +108,16 @@ Profile profile_from_json(const JsonNode& node) {
   profile.name = node.at("name").as_string();
   if (is_blank(profile.name)) node.at("name").fail("the profile name must not be empty");
   profile.description = node.at("description").as_string();
-  JsonNode kind_node = node.at("kind");
-  profile.kind = kind_node.as_string();
+  const std::vector<std::string> kinds = kind_names();
+  profile.kind = kinds[node.at("kind").as_choice_index(kinds, "profile kind")];
   const KindSpec* kind = find_kind(profile.kind);
-  if (!kind) {
-    std::string hint = nearest_key(profile.kind, kind_names());
-    kind_node.fail("unknown kind \"" + profile.kind + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
-                   "; known kinds: " + joined(kind_names()));
-  }
   JsonNode fields = node.at("fields");
   fields.expect_object();
   for (const auto& key : fields.keys()) {
     const FieldSpec* spec = find_field(*kind, key);
     if (!spec) {
-      std::string hint = nearest_key(key, field_names(*kind));
       throw InputError(node.file(), fields.path() + "." + key,
-                       "unknown field \"" + key + "\" for kind " + profile.kind +
-                           (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+                       "unknown field \"" + key + "\" for kind " + profile.kind + did_you_mean(key, field_names(*kind)));
     }
     profile.fields[key] = read_field(fields.at(key), *spec);
   }
@@ -188,10 +175,9 @@ Profile find_profile(const std::string& name_or_path) {
   std::string path = profiles_dir() + "/" + name_or_path + ".json";
   if (std::filesystem::exists(path)) return load_profile_file(path);
   auto names = shipped_profile_names();
-  std::string hint = nearest_key(name_or_path, names);
   throw InputError(name_or_path, "",
-                   "no shipped profile of that name in " + profiles_dir() +
-                       (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; `luwusim profiles list` shows them");
+                   "no shipped profile of that name in " + profiles_dir() + did_you_mean(name_or_path, names) +
+                       "; `luwusim profiles list` shows them");
 }
 
 void apply_override(Profile& profile, const std::string& field, double value_in_base_units, const std::string& source) {
@@ -199,9 +185,8 @@ void apply_override(Profile& profile, const std::string& field, double value_in_
   if (!kind) throw std::invalid_argument("profile \"" + profile.name + "\" has unknown kind \"" + profile.kind + "\"");
   const FieldSpec* spec = find_field(*kind, field);
   if (!spec) {
-    std::string hint = nearest_key(field, field_names(*kind));
     throw std::invalid_argument("profile \"" + profile.name + "\": unknown field \"" + field + "\" for kind " +
-                                profile.kind + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+                                profile.kind + did_you_mean(field, field_names(*kind)));
   }
   std::string problem = range_problem(*spec, value_in_base_units);
   if (!problem.empty())
@@ -218,9 +203,8 @@ void override_field(Profile& profile, const std::string& field, const JsonNode& 
   if (!kind) value.fail("profile \"" + profile.name + "\" has unknown kind \"" + profile.kind + "\"");
   const FieldSpec* spec = find_field(*kind, field);
   if (!spec) {
-    std::string hint = nearest_key(field, field_names(*kind));
     value.fail("unknown field \"" + field + "\" for profile \"" + profile.name + "\" (kind " + profile.kind + ")" +
-               (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+               did_you_mean(field, field_names(*kind)));
   }
   double base = 0;
   if (spec->range == FieldRange::Flag) {
@@ -280,7 +264,7 @@ void require_kind(const Profile& profile, const std::vector<std::string>& kinds)
   for (const auto& k : kinds)
     if (profile.kind == k) return;
   throw InputError(profile.file, profile.json_path + ".kind",
-                   "profile \"" + profile.name + "\" has kind \"" + profile.kind + "\", expected " + joined(kinds));
+                   "profile \"" + profile.name + "\" has kind \"" + profile.kind + "\", expected " + quoted_alternatives(kinds));
 }
 
 }  // namespace luwu::models

@@ -11,7 +11,7 @@
 #include "topologies/json_format.hpp"
 #include "topologies/validate.hpp"
 #include "workloads/model_catalog.hpp"
-#include "workloads/trace.hpp"
+#include "workloads/training_json.hpp"
 
 namespace luwu::sim {
 namespace {
@@ -83,8 +83,7 @@ void apply_overrides(const JsonNode& c, models::ProfileCatalog& catalog) {
       if (dot != std::string::npos && std::find(known.begin(), known.end(), name.substr(0, dot)) != known.end())
         fields.fail("overrides are nested by profile: write {\"" + name.substr(0, dot) + "\": {\"" +
                     name.substr(dot + 1) + "\": ...}}");
-      std::string hint = nearest_key(name, known);
-      fields.fail("unknown profile \"" + name + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
+      fields.fail("unknown profile \"" + name + "\"" + did_you_mean(name, known) +
                   "; overrides name a shipped profile (`luwusim profiles list`) or an inline one");
     }
     if (!fields.is_object()) fields.fail("expected an object {\"<field>\": value, ...} of the fields to override");
@@ -196,20 +195,24 @@ topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::st
     check_overrides_used(c, topo);
     return topo;
   }
-  const std::string kind = c.at("topology").as_string();
+  using Builder = topologies::Topology (*)(const JsonNode&, models::ProfileCatalog&);
+  const Builder build = c.at("topology").as_choice<Builder>(
+      {{"luwu-star", build_luwu_star}, {"dgx", build_dgx}, {"fat-tree", build_fat_tree}}, "topology builder");
   // Builders reject impossible parameters with std::invalid_argument: report them at the cluster.
   try {
-    topologies::Topology topo;
     models::ProfileCatalog catalog;
-    if (kind == "luwu-star") topo = build_luwu_star(c, catalog);
-    else if (kind == "dgx") topo = build_dgx(c, catalog);
-    else if (kind == "fat-tree") topo = build_fat_tree(c, catalog);
-    else c.at("topology").fail("unknown topology builder \"" + kind + "\" (expected luwu-star, dgx or fat-tree)");
+    topologies::Topology topo = build(c, catalog);
     topologies::validate_topology(topo, c.file());
     return topo;
   } catch (const std::invalid_argument& e) {
     c.fail(e.what());
   }
+}
+
+const Choices<ModeChoice>& mode_choices() {
+  static const Choices<ModeChoice> choices = {
+      {"auto", ModeChoice::Auto}, {"detailed", ModeChoice::Detailed}, {"coarse", ModeChoice::Coarse}};
+  return choices;
 }
 
 CollectiveMode Scenario::collective_mode() const {
@@ -229,35 +232,16 @@ Scenario scenario_from_json(const JsonNode& root) {
   JsonNode model = root.at("model");
   if (model.is_string()) {
     const auto* m = workloads::find_catalog_model(model.as_string());
-    if (!m) {
-      auto names = workloads::catalog_model_names();
-      std::string hint = nearest_key(model.as_string(), names);
-      model.fail("unknown model \"" + model.as_string() + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
-    }
+    if (!m)
+      model.fail("unknown model \"" + model.as_string() + "\"" +
+                 did_you_mean(model.as_string(), workloads::catalog_model_names()) +
+                 "; `luwusim trace models` lists the catalog, or write the model as an object");
     s.model = *m;
   } else {
     s.model = workloads::model_from_json(model);
   }
 
-  JsonNode t = root.at("training");
-  t.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "memory_efficient_attention", "dtype"});
-  s.training.micro_batch = static_cast<int>(t.at("micro_batch").as_int(1, 1 << 20));
-  s.training.seq_len = static_cast<int>(t.get_int("seq_len", s.training.seq_len, 1, 1 << 24));
-  s.training.grad_accum = static_cast<int>(t.get_int("grad_accum", 1, 1, 1 << 20));
-  s.training.recompute = t.get_bool("recompute", false);
-  s.training.memory_efficient_attention = t.get_bool("memory_efficient_attention", false);
-  if (t.has("dtype")) {
-    try {
-      s.training.dtype = workloads::parse_dtype(t.at("dtype").as_string());
-    } catch (const std::invalid_argument& e) {
-      t.at("dtype").fail(e.what());
-    }
-  }
-  try {
-    workloads::validate_training(s.model, s.training);
-  } catch (const std::invalid_argument& e) {
-    t.fail(e.what());
-  }
+  s.training = workloads::training_from_json(root.at("training"), s.model);
 
   const std::string dir = std::filesystem::path(root.file()).parent_path().string();
   s.cluster = root.at("cluster").raw();
@@ -270,11 +254,7 @@ Scenario scenario_from_json(const JsonNode& root) {
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");
     sim.only_keys({"mode"});
-    std::string mode = sim.get_string("mode", "auto");
-    if (mode == "auto") s.mode = ModeChoice::Auto;
-    else if (mode == "detailed") s.mode = ModeChoice::Detailed;
-    else if (mode == "coarse") s.mode = ModeChoice::Coarse;
-    else sim.at("mode").fail("expected \"auto\", \"detailed\" or \"coarse\"");
+    if (sim.has("mode")) s.mode = sim.at("mode").as_choice(mode_choices(), "simulation mode");
   }
   return s;
 }

@@ -43,6 +43,8 @@
 namespace luwu::sim {
 
 enum class ModeChoice { Auto, Detailed, Coarse };
+// "auto", "detailed", "coarse": simulation.mode in a scenario, and `luwusim run --mode`.
+const luwu::Choices<ModeChoice>& mode_choices();
 
 struct Scenario {
   std::string name;

@@ -3,17 +3,14 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <deque>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdexcept>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "sim/isolated_run.hpp"
 #include "sim/run_scenario.hpp"
 #include "sim/scenario.hpp"
 #include "sim/sweep_results.hpp"
@@ -46,60 +43,20 @@ class StopSignals {
   struct sigaction old_term_ {};
 };
 
-struct Child {
-  pid_t pid;
-  int fd;
+struct RunningPoint {
+  IsolatedChild child;
   std::size_t point;
-  std::string output;
 };
-
-void write_all(int fd, const std::string& text) {
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n, left -= static_cast<std::size_t>(n);
-  }
-}
 
 // The child leads its own process group (the simulation processes it forks join it), so the
 // sweep can kill a point whole, and a terminal's Ctrl-C reaches only the sweep, which decides.
-Child start_point(const SweepDefinition& sweep, const SweepPoint& point, std::size_t which) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  std::fflush(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a sweep killed outright takes its points with it
-    if (::getppid() != parent) ::_exit(1);
-    std::signal(SIGINT, SIG_DFL);
+RunningPoint start_point(const SweepDefinition& sweep, const SweepPoint& point, std::size_t which) {
+  auto run = [&sweep, &point] {
+    std::signal(SIGINT, SIG_DFL);  // the sweep's handlers only set a flag nobody reads here
     std::signal(SIGTERM, SIG_DFL);
-    ::close(fds[0]);
-    std::string message;
-    try {
-      message = "1" + simulate_point(sweep, point).dump();
-    } catch (const std::exception& e) {
-      message = std::string("0") + e.what();
-    } catch (...) {
-      message = "0unknown error";
-    }
-    write_all(fds[1], message);
-    ::close(fds[1]);
-    ::_exit(0);
-  }
-  ::setpgid(pid, pid);  // also here, so a kill right after fork finds the group
-  ::close(fds[1]);
-  return Child{pid, fds[0], which, {}};
-}
-
-std::string status_text(int status) {
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  return "exited with code " + std::to_string(WEXITSTATUS(status));
+    return simulate_point(sweep, point).dump();
+  };
+  return {IsolatedChild::start(run, {.label = "point process", .own_process_group = true}), which};
 }
 
 }  // namespace
@@ -181,7 +138,7 @@ SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepP
   };
 
   StopSignals stop_signals;
-  std::vector<Child> running;
+  std::vector<RunningPoint> running;
   report();
   while ((!queue.empty() || !running.empty()) && g_stop_signal == 0) {
     while (static_cast<int>(running.size()) < jobs && !queue.empty()) {
@@ -190,50 +147,34 @@ SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepP
     }
     progress.running = static_cast<int>(running.size());
     std::vector<pollfd> fds;
-    for (const auto& c : running) fds.push_back({c.fd, POLLIN, 0});
+    for (const auto& r : running) fds.push_back({r.child.fd(), POLLIN, 0});
     int ready = ::poll(fds.data(), fds.size(), 1000);
     if (ready < 0 && errno != EINTR) throw std::runtime_error("poll failed");
     if (ready <= 0) {
       report();
       continue;
     }
-    std::vector<Child> still;
+    std::vector<RunningPoint> still;
     for (std::size_t k = 0; k < running.size(); ++k) {
-      Child& c = running[k];
-      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
-        still.push_back(std::move(c));
-        continue;
-      }
-      char buf[65536];
-      ssize_t n = ::read(c.fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) {
-        still.push_back(std::move(c));
-        continue;
-      }
-      if (n > 0) {
-        c.output.append(buf, static_cast<std::size_t>(n));
-        still.push_back(std::move(c));
+      RunningPoint& r = running[k];
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)) || r.child.read_available()) {
+        still.push_back(std::move(r));
         continue;
       }
       // End of output: the point is done, one way or another.
-      ::close(c.fd);
-      int status = 0;
-      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      const SweepPoint& point = points[c.point];
+      const IsolatedResult result = r.child.finish();
+      const SweepPoint& point = points[r.point];
       std::string line;
       bool failed = true;
-      if (!c.output.empty() && c.output[0] == '1') {
+      if (result.ok) {
         try {
-          line = sweep_result_line(point, luwu::Json::parse(c.output.substr(1)));
+          line = sweep_result_line(point, luwu::Json::parse(result.output));
           failed = false;
         } catch (const std::exception& e) {
           line = sweep_error_line(point, std::string("unreadable result: ") + e.what());
         }
-      } else if (!c.output.empty()) {
-        line = sweep_error_line(point, c.output.substr(1));
       } else {
-        line = sweep_error_line(point, "point process " + status_text(status) + " without a result");
+        line = sweep_error_line(point, result.output);
       }
       file.append(line);
       ++summary.ran;
@@ -247,16 +188,8 @@ SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepP
 
   if (g_stop_signal != 0) {
     summary.interrupted_by = g_stop_signal;
-    for (auto& c : running) {
-      ::kill(-c.pid, SIGKILL);
-      ::kill(c.pid, SIGKILL);
-    }
-    for (auto& c : running) {
-      int status = 0;
-      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      ::close(c.fd);
-    }
+    for (auto& r : running) r.child.kill();  // every group first, then reap them one by one
+    running.clear();
   }
   progress.running = 0;
   report();

@@ -77,8 +77,7 @@ luwu::Json topology_to_json(const Topology& topo) {
 Topology topology_from_json(const luwu::JsonNode& root) {
   using luwu::units::Dim;
   root.only_keys({"format", "version", "builder", "builder_args", "network_Bps", "profiles", "vertices", "links"});
-  if (root.has("format") && root.at("format").as_string() != kFormatName)
-    root.at("format").fail(std::string("expected \"") + kFormatName + "\"");
+  if (root.has("format")) root.at("format").as_choice_index({kFormatName}, "format");
   if (root.has("version") && root.at("version").as_int(0, 1 << 30) != kFormatVersion)
     root.at("version").fail("unsupported version (this luwusim reads version " + std::to_string(kFormatVersion) + ")");
 
@@ -116,11 +115,7 @@ Topology topology_from_json(const luwu::JsonNode& root) {
     p.name = v.at("name").as_string();
     if (p.name.empty()) v.at("name").fail("a vertex name must not be empty");
     if (topo.find_vertex(p.name)) v.at("name").fail("duplicate vertex name \"" + p.name + "\"");
-    try {
-      p.kind = vertex_kind_from_string(v.at("kind").as_string());
-    } catch (const std::invalid_argument& e) {
-      v.at("kind").fail(e.what());
-    }
+    p.kind = static_cast<VertexKind>(v.at("kind").as_choice_index(vertex_kind_names(), "vertex kind"));
     p.profile = v.get_string("profile", "");
     p.server = static_cast<int>(v.get_int("server", -1, -1, 1 << 30));
     p.ports = static_cast<int>(v.get_int("ports", 0, 0, 1 << 20));
@@ -138,8 +133,7 @@ Topology topology_from_json(const luwu::JsonNode& root) {
   auto endpoint = [&](const luwu::JsonNode& node) {
     std::string name = node.as_string();
     if (auto v = topo.find_vertex(name)) return *v;
-    std::string hint = luwu::nearest_key(name, vertex_names);
-    node.fail("no vertex named \"" + name + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+    node.fail("no vertex named \"" + name + "\"" + luwu::did_you_mean(name, vertex_names));
   };
 
   luwu::JsonNode links = root.at("links");
@@ -156,11 +150,7 @@ Topology topology_from_json(const luwu::JsonNode& root) {
       (l.has("name") ? l.at("name") : l).fail("duplicate link name \"" + p.name + "\" (also links[" +
                                                std::to_string(link_names[p.name]) + "])");
     link_names.emplace(p.name, i);
-    try {
-      p.kind = link_kind_from_string(l.at("kind").as_string());
-    } catch (const std::invalid_argument& e) {
-      l.at("kind").fail(e.what());
-    }
+    p.kind = static_cast<LinkKind>(l.at("kind").as_choice_index(link_kind_names(), "link kind"));
     p.profile = l.get_string("profile", "");
     p.bandwidth_Bps = quantity(l.at("bandwidth_Bps"), Dim::BytesPerSecond);
     p.latency_s = quantity(l.at("latency_s"), Dim::Seconds);

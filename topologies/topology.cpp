@@ -4,6 +4,7 @@
 #include <deque>
 #include <stdexcept>
 
+#include "common/choice.hpp"
 #include "common/input_error.hpp"
 
 namespace luwu::topologies {
@@ -13,17 +14,6 @@ const std::vector<std::string> kVertexKindNames = {"gpu",       "cpu",    "pcie-
                                                    "smartnic",  "nvswitch", "switch",    "programmable-switch",
                                                    "optimizer-node", "ssd", "memory"};
 const std::vector<std::string> kLinkKindNames = {"pcie", "nvlink", "nvswitch", "ethernet", "nvme", "memory"};
-
-template <typename Kind>
-Kind kind_from(const std::string& name, const std::vector<std::string>& names, const char* what) {
-  auto it = std::find(names.begin(), names.end(), name);
-  if (it != names.end()) return static_cast<Kind>(it - names.begin());
-  std::string hint = luwu::nearest_key(name, names);
-  std::string all;
-  for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown " + std::string(what) + " \"" + name + "\"" +
-                              (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; known: " + all);
-}
 }  // namespace
 
 const std::vector<std::string>& vertex_kind_names() { return kVertexKindNames; }
@@ -31,9 +21,11 @@ const std::vector<std::string>& link_kind_names() { return kLinkKindNames; }
 std::string to_string(VertexKind kind) { return kVertexKindNames.at(static_cast<std::size_t>(kind)); }
 std::string to_string(LinkKind kind) { return kLinkKindNames.at(static_cast<std::size_t>(kind)); }
 VertexKind vertex_kind_from_string(const std::string& name) {
-  return kind_from<VertexKind>(name, kVertexKindNames, "vertex kind");
+  return static_cast<VertexKind>(luwu::choice_index(name, kVertexKindNames, "vertex kind"));
 }
-LinkKind link_kind_from_string(const std::string& name) { return kind_from<LinkKind>(name, kLinkKindNames, "link kind"); }
+LinkKind link_kind_from_string(const std::string& name) {
+  return static_cast<LinkKind>(luwu::choice_index(name, kLinkKindNames, "link kind"));
+}
 
 Topology::Topology(const Topology& other)
     : graph(other.graph),
@@ -130,9 +122,7 @@ Vertex Topology::vertex(const std::string& name) const {
   std::vector<std::string> names;
   names.reserve(by_name_.size());
   for (const auto& [n, v] : by_name_) names.push_back(n);
-  std::string hint = luwu::nearest_key(name, names);
-  throw luwu::InputError(source_file, "", "no vertex named \"" + name + "\"" +
-                                              (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+  throw luwu::InputError(source_file, "", "no vertex named \"" + name + "\"" + luwu::did_you_mean(name, names));
 }
 
 std::vector<Vertex> Topology::of_kind(VertexKind kind) const {

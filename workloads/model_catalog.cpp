@@ -90,10 +90,8 @@ ModelConfig resolve_model(const std::string& name_or_file) {
     Json doc = load_json_file(name_or_file);
     return model_from_json(JsonNode(doc, name_or_file));
   }
-  std::string hint = nearest_key(name_or_file, catalog_model_names());
   throw InputError(name_or_file, "",
-                   "neither a catalog model nor a model JSON file" +
-                       (hint.empty() ? std::string() : " (did you mean \"" + hint + "\"?)") +
+                   "neither a catalog model nor a model JSON file" + did_you_mean(name_or_file, catalog_model_names()) +
                        "; `luwusim trace models` lists the catalog");
 }
 

@@ -34,20 +34,6 @@ long double parameter_upper_bound(const ModelConfig& m) {
 
 int positive_int(const JsonNode& node) { return static_cast<int>(node.as_int(1, kMaxSize)); }
 
-template <typename Enum>
-Enum parse_choice(const JsonNode& node, const std::vector<std::pair<std::string, Enum>>& choices) {
-  std::string text = node.as_string();
-  std::vector<std::string> names;
-  for (const auto& [name, value] : choices) {
-    if (name == text) return value;
-    names.push_back(name);
-  }
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
-  std::string hint = nearest_key(text, names);
-  node.fail("\"" + text + "\" is not one of " + list + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
-}
-
 // The published configuration this object repeats field for field, if any.
 bool repeats_catalog_entry(const JsonNode& node, const std::string& name) {
   const ModelConfig* entry = find_catalog_model(name);
@@ -67,7 +53,7 @@ ModelConfig model_from_json(const JsonNode& node) {
   m.heads = positive_int(node.at("heads"));
   m.kv_heads = node.has("kv_heads") ? positive_int(node.at("kv_heads")) : m.heads;
   m.ffn_kind = node.has("ffn_kind")
-                   ? parse_choice<FfnKind>(node.at("ffn_kind"), {{"gelu", FfnKind::Gelu}, {"swiglu", FfnKind::SwiGlu}})
+                   ? node.at("ffn_kind").as_choice(choices_by_name({FfnKind::Gelu, FfnKind::SwiGlu}), "FFN kind")
                    : FfnKind::Gelu;
   if (node.has("ffn_hidden")) {
     m.ffn_hidden = positive_int(node.at("ffn_hidden"));
@@ -81,13 +67,12 @@ ModelConfig model_from_json(const JsonNode& node) {
   m.vocab = positive_int(node.at("vocab"));
   m.max_seq = positive_int(node.at("max_seq"));
   m.tied_embeddings = node.get_bool("tied_embeddings", true);
-  m.norm = node.has("norm") ? parse_choice<NormKind>(node.at("norm"),
-                                                     {{"layernorm", NormKind::LayerNorm}, {"rmsnorm", NormKind::RmsNorm}})
+  m.norm = node.has("norm") ? node.at("norm").as_choice(choices_by_name({NormKind::LayerNorm, NormKind::RmsNorm}), "norm")
                             : NormKind::LayerNorm;
   m.position_embedding =
       node.has("position_embedding")
-          ? parse_choice<PositionEmbedding>(node.at("position_embedding"),
-                                            {{"learned", PositionEmbedding::Learned}, {"rotary", PositionEmbedding::Rotary}})
+          ? node.at("position_embedding")
+                .as_choice(choices_by_name({PositionEmbedding::Learned, PositionEmbedding::Rotary}), "position embedding")
           : PositionEmbedding::Learned;
   m.biases = node.get_bool("biases", true);
   m.source = node.get_string("source", "");

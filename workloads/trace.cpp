@@ -51,9 +51,14 @@ std::uint64_t Trace::peak_activation_bytes() const {
 }
 
 void validate_training(const ModelConfig& model, const TrainingConfig& t) {
-  if (t.micro_batch < 1) throw std::invalid_argument("micro-batch must be at least 1, got " + std::to_string(t.micro_batch));
-  if (t.grad_accum < 1) throw std::invalid_argument("grad-accum must be at least 1, got " + std::to_string(t.grad_accum));
-  if (t.seq_len < 1) throw std::invalid_argument("sequence length must be at least 1, got " + std::to_string(t.seq_len));
+  auto check_range = [](const char* what, int value, int max) {
+    if (value < 1 || value > max)
+      throw std::invalid_argument(std::string(what) + " must be in [1, " + std::to_string(max) + "], got " +
+                                  std::to_string(value));
+  };
+  check_range("micro-batch", t.micro_batch, kMaxMicroBatch);
+  check_range("grad-accum", t.grad_accum, kMaxGradAccum);
+  check_range("sequence length", t.seq_len, kMaxSeqLen);
   if (t.seq_len > model.max_seq)
     throw std::invalid_argument("sequence length " + std::to_string(t.seq_len) + " exceeds " + model.name +
                                 "'s max_seq " + std::to_string(model.max_seq));

@@ -75,8 +75,9 @@ struct Trace {
   std::uint64_t peak_activation_bytes() const;  // highest running sum of saved - freed over the ops
 };
 
-// Throws std::invalid_argument when the training config does not fit the model
-// (micro_batch, seq_len, grad_accum < 1; seq_len > max_seq).
+// Throws std::invalid_argument when the training config does not fit the model or luwusim's
+// counts: micro_batch, seq_len, grad_accum outside [1, kMax...] (training_config.hpp);
+// seq_len > max_seq; activations of 2^62 bytes or more; more than 1e8 trace ops.
 void validate_training(const ModelConfig& model, const TrainingConfig& training);
 
 Trace generate_trace(const ModelConfig& model, const TrainingConfig& training);
@@ -86,7 +87,8 @@ Trace generate_trace(const ModelConfig& model, const TrainingConfig& training);
 luwu::Json trace_to_json(const Trace& trace);
 // Strict: format and version checked, unknown keys rejected, every field validated; InputError
 // with the JSON path.  An op without "gemm" (traces written before ops had one) gets
-// representative_gemm of its layer's kind.
+// representative_gemm of its layer's kind.  "training" is read by training_from_json
+// (workloads/training_json.hpp), as a scenario's is.
 Trace trace_from_json(const luwu::JsonNode& node);
 Trace load_trace(const std::string& file);
 void save_trace(const Trace& trace, const std::string& file);  // whole or not at all

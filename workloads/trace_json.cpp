@@ -4,6 +4,7 @@
 
 #include "common/atomic_write.hpp"
 #include "workloads/trace.hpp"
+#include "workloads/training_json.hpp"
 
 namespace luwu::workloads {
 
@@ -19,44 +20,6 @@ constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
 constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 58;
 
 std::uint64_t as_count(const JsonNode& n) { return static_cast<std::uint64_t>(n.as_int(0, kMaxCount)); }
-
-template <typename Enum>
-Enum parse_named(const JsonNode& node, std::initializer_list<Enum> values) {
-  std::string text = node.as_string();
-  std::vector<std::string> names;
-  for (Enum v : values) {
-    if (to_string(v) == text) return v;
-    names.push_back(to_string(v));
-  }
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  std::string hint = nearest_key(text, names);
-  node.fail("\"" + text + "\" is not one of " + list + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
-}
-
-Json training_to_json(const TrainingConfig& t) {
-  return Json{{"micro_batch", t.micro_batch},
-              {"seq_len", t.seq_len},
-              {"grad_accum", t.grad_accum},
-              {"recompute", t.recompute},
-              {"dtype", to_string(t.dtype)},
-              {"memory_efficient_attention", t.memory_efficient_attention}};
-}
-
-TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model) {
-  node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "dtype", "memory_efficient_attention"});
-  TrainingConfig t;
-  t.micro_batch = static_cast<int>(node.at("micro_batch").as_int(1, kMaxInt));
-  t.seq_len = static_cast<int>(node.at("seq_len").as_int(1, kMaxInt));
-  if (t.seq_len > model.max_seq)
-    node.at("seq_len").fail("sequence length " + std::to_string(t.seq_len) + " exceeds the model's max_seq " +
-                            std::to_string(model.max_seq));
-  t.grad_accum = static_cast<int>(node.at("grad_accum").as_int(1, kMaxInt));
-  t.recompute = node.at("recompute").as_bool();
-  t.dtype = parse_named<DType>(node.at("dtype"), {DType::Fp16, DType::Bf16, DType::Fp32});
-  t.memory_efficient_attention = node.at("memory_efficient_attention").as_bool();
-  return t;
-}
 
 Json layer_to_json(const LayerInfo& l) {
   return Json{{"name", l.name},
@@ -74,7 +37,8 @@ LayerInfo layer_from_json(const JsonNode& node) {
                   "checkpoint_bytes"});
   LayerInfo l;
   l.name = node.at("name").as_string();
-  l.kind = parse_named<LayerKind>(node.at("kind"), {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head});
+  l.kind = node.at("kind").as_choice(
+      choices_by_name({LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head}), "layer kind");
   l.params = as_count(node.at("params"));
   l.params_used = as_count(node.at("params_used"));
   if (l.params_used < l.params) node.at("params_used").fail("params_used must be at least params");
@@ -106,7 +70,7 @@ TraceOp op_from_json(const JsonNode& node, const Trace& trace) {
   node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
                   "act_freed_bytes", "gemm"});
   TraceOp op;
-  op.kind = parse_named<OpKind>(node.at("kind"), {OpKind::Forward, OpKind::Recompute, OpKind::Backward});
+  op.kind = node.at("kind").as_choice(choices_by_name({OpKind::Forward, OpKind::Recompute, OpKind::Backward}), "op kind");
   op.layer = static_cast<int>(node.at("layer").as_int(0, static_cast<std::int64_t>(trace.layers.size()) - 1));
   op.micro_step = static_cast<int>(node.at("micro_step").as_int(0, trace.training.grad_accum - 1));
   op.flops = node.at("flops").as_non_negative();
@@ -140,8 +104,7 @@ Json trace_to_json(const Trace& trace) {
 
 Trace trace_from_json(const JsonNode& node) {
   node.only_keys({"format", "version", "model", "training", "layers", "ops"});
-  if (node.at("format").as_string() != kFormat)
-    node.at("format").fail(std::string("expected \"") + kFormat + "\"");
+  node.at("format").as_choice_index({kFormat}, "format");
   const std::int64_t version = node.at("version").as_int(0, kMaxInt);
   if (version != Trace::kVersion)
     node.at("version").fail("unsupported trace version " + std::to_string(version) + " (this luwusim reads version " +

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/choice.hpp"
+
 namespace luwu::workloads {
 
 enum class DType { Fp16, Bf16, Fp32 };
@@ -19,13 +21,20 @@ inline std::string to_string(DType t) {
   return "?";
 }
 
-// "fp16", "bf16" or "fp32"; anything else is std::invalid_argument.
-inline DType parse_dtype(const std::string& text) {
-  if (text == "fp16") return DType::Fp16;
-  if (text == "bf16") return DType::Bf16;
-  if (text == "fp32") return DType::Fp32;
-  throw std::invalid_argument("unknown dtype \"" + text + "\" (expected fp16, bf16 or fp32)");
+// The element types by name, in the order error messages list them.
+inline const Choices<DType>& dtype_choices() {
+  static const Choices<DType> choices = choices_by_name({DType::Fp16, DType::Bf16, DType::Fp32});
+  return choices;
 }
+
+// "fp16", "bf16" or "fp32"; anything else is std::invalid_argument (common/choice.hpp's message).
+inline DType parse_dtype(const std::string& text) { return choose(text, dtype_choices(), "dtype"); }
+
+// The largest settings luwusim accepts, from JSON (training_from_json) and from the command line
+// (validate_training), so that whatever it writes it reads back.
+inline constexpr int kMaxMicroBatch = 1 << 20;
+inline constexpr int kMaxSeqLen = 1 << 24;
+inline constexpr int kMaxGradAccum = 1 << 20;
 
 struct TrainingConfig {
   int micro_batch = 1;   // sequences per micro-batch on one worker

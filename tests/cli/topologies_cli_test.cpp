@@ -46,6 +46,9 @@ TEST_CASE("topo: bad input exits 2 with a message naming the file and path") {
   CHECK(has(r.err, "did you mean \"server\""));
   std::remove(bad.c_str());
   CHECK(run_luwusim("topo build --kind ring -o " + tmp("x.json")).exit_code == 2);
+  r = run_luwusim("topo build --kind dgz -o " + tmp("x.json"));
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "unknown topology kind \"dgz\" (did you mean \"dgx\"?); expected \"luwu-star\", \"dgx\" or \"fat-tree\""));
   CHECK(run_luwusim("topo build --kind luwu-star --network fast -o " + tmp("x.json")).exit_code == 2);
   CHECK(run_luwusim("topo show " + tmp("missing.json")).exit_code == 2);
 }

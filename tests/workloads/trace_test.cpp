@@ -126,7 +126,15 @@ TEST_CASE("generate_trace rejects training configs that do not fit the model") {
   CHECK_THROWS_AS(generate_trace(m, training(1, 2048, 0, false)), std::invalid_argument);
   CHECK_THROWS_AS(generate_trace(m, training(1, 0, 1, false)), std::invalid_argument);
   CHECK(parse_dtype("bf16") == DType::Bf16);
+  CHECK(parse_dtype("fp16") == DType::Fp16);
+  CHECK(parse_dtype("fp32") == DType::Fp32);
   CHECK_THROWS_AS(parse_dtype("fp8"), std::invalid_argument);
+  try {
+    parse_dtype("bf61");
+    FAIL("expected std::invalid_argument");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) == "unknown dtype \"bf61\" (did you mean \"bf16\"?); expected \"fp16\", \"bf16\" or \"fp32\"");
+  }
 }
 
 TEST_CASE("a trace written and read back is identical") {
@@ -240,6 +248,27 @@ TEST_CASE("malformed traces are InputErrors naming the JSON path") {
   d = good;
   d["training"]["seq_len"] = 4096;
   expect_error_at(d, "$.training.seq_len");
+  d = good;
+  d["model"]["heads"] = 0;
+  expect_error_at(d, "$.model.heads");
+  // Named values: the nearest name suggested, all of them listed.
+  d = good;
+  d["ops"][4]["kind"] = "forwrd";
+  expect_error_at(d, "$.ops[4].kind");
+  CHECK(error_of(d).find("unknown op kind \"forwrd\" (did you mean \"forward\"?); expected \"forward\", "
+                         "\"recompute\" or \"backward\"") != std::string::npos);
+  d = good;
+  d["layers"][1]["kind"] = "transfomer";
+  expect_error_at(d, "$.layers[1].kind");
+  CHECK(error_of(d).find("did you mean \"transformer\"") != std::string::npos);
+  d = good;
+  d["training"]["dtype"] = "fq16";
+  expect_error_at(d, "$.training.dtype");
+  CHECK(error_of(d).find("unknown dtype \"fq16\" (did you mean \"fp16\"?)") != std::string::npos);
+  d = good;
+  d["format"] = "luwusim-trac";
+  expect_error_at(d, "$.format");
+  CHECK(error_of(d).find("did you mean \"luwusim-trace\"") != std::string::npos);
   d = good;
   d["model"]["heads"] = 0;
   expect_error_at(d, "$.model.heads");

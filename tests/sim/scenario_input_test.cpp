@@ -1,0 +1,99 @@
+// A scenario's named values (simulation mode, topology builder, catalog model) and its training
+// object: bad ones are InputErrors naming the scenario file, the JSON path and the nearest name.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "common/input_error.hpp"
+#include "sim/scenario.hpp"
+
+using namespace luwu;
+
+namespace {
+
+const std::string kFile = "scenario-input-test.json";
+
+// GPT-3 125M on 2 luwu-star workers: parsing builds a 2-worker topology, nothing is simulated.
+Json tiny() {
+  return Json::parse(R"({"name": "tiny", "model": "gpt3-125m",
+    "training": {"micro_batch": 1, "seq_len": 256},
+    "cluster": {"topology": "luwu-star", "workers": 2},
+    "systems": ["ddp"]})");
+}
+
+sim::Scenario parse(const Json& j) { return sim::scenario_from_json(JsonNode(j, kFile)); }
+
+struct Failure {
+  std::string path;
+  std::string what;
+};
+
+Failure failure_of(const Json& j) {
+  try {
+    parse(j);
+  } catch (const InputError& e) {
+    CHECK(e.file() == kFile);
+    return {e.json_path(), e.what()};
+  }
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("simulation.mode is one of auto, detailed and coarse") {
+  CHECK(parse(tiny()).mode == sim::ModeChoice::Auto);  // no "simulation" object
+  Json j = tiny();
+  j["simulation"] = Json::object();
+  CHECK(parse(j).mode == sim::ModeChoice::Auto);
+  j["simulation"]["mode"] = "coarse";
+  CHECK(parse(j).mode == sim::ModeChoice::Coarse);
+  j["simulation"]["mode"] = "detailed";
+  CHECK(parse(j).mode == sim::ModeChoice::Detailed);
+  j["simulation"]["mode"] = "auto";
+  CHECK(parse(j).mode == sim::ModeChoice::Auto);
+
+  j["simulation"]["mode"] = "detialed";
+  const Failure f = failure_of(j);
+  CHECK(f.path == "$.simulation.mode");
+  CHECK(contains(f.what, "unknown simulation mode \"detialed\" (did you mean \"detailed\"?); expected \"auto\", "
+                         "\"detailed\" or \"coarse\""));
+}
+
+TEST_CASE("an unknown topology builder or catalog model suggests the nearest name") {
+  Json j = tiny();
+  j["cluster"]["topology"] = "fat-tre";
+  Failure f = failure_of(j);
+  CHECK(f.path == "$.cluster.topology");
+  CHECK(contains(f.what, "unknown topology builder \"fat-tre\" (did you mean \"fat-tree\"?); expected \"luwu-star\", "
+                         "\"dgx\" or \"fat-tree\""));
+
+  j = tiny();
+  j["model"] = "gpt3-125n";
+  f = failure_of(j);
+  CHECK(f.path == "$.model");
+  CHECK(contains(f.what, "unknown model \"gpt3-125n\" (did you mean \"gpt3-125m\"?)"));
+}
+
+TEST_CASE("the training object is read with the trace reader's rules: defaults, bounds and paths") {
+  const sim::Scenario s = parse(tiny());
+  CHECK(s.training.micro_batch == 1);
+  CHECK(s.training.seq_len == 256);
+  CHECK(s.training.grad_accum == 1);  // absent: the default
+  CHECK(s.training.dtype == workloads::DType::Fp16);
+
+  Json j = tiny();
+  j["training"]["seq_len"] = 4096;  // gpt3-125m's max_seq is 2048
+  Failure f = failure_of(j);
+  CHECK(f.path == "$.training.seq_len");
+  CHECK(contains(f.what, "exceeds gpt3-125m's max_seq 2048"));
+  j = tiny();
+  j["training"]["micro_batch"] = 1048577;
+  CHECK(failure_of(j).path == "$.training.micro_batch");
+  j = tiny();
+  j["training"]["dtype"] = "bf61";
+  f = failure_of(j);
+  CHECK(f.path == "$.training.dtype");
+  CHECK(contains(f.what, "did you mean \"bf16\""));
+}

@@ -1,0 +1,42 @@
+#include "workloads/training_json.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "workloads/trace.hpp"
+
+namespace luwu::workloads {
+
+TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model) {
+  node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "memory_efficient_attention", "dtype"});
+  TrainingConfig t;
+  t.micro_batch = static_cast<int>(node.at("micro_batch").as_int(1, kMaxMicroBatch));
+  t.seq_len = static_cast<int>(node.get_int("seq_len", t.seq_len, 1, kMaxSeqLen));
+  if (t.seq_len > model.max_seq) {
+    const std::string what = "sequence length " + std::to_string(t.seq_len) + " exceeds " + model.name + "'s max_seq " +
+                             std::to_string(model.max_seq);
+    if (node.has("seq_len")) node.at("seq_len").fail(what);
+    node.fail("the default " + what + ": set \"seq_len\"");
+  }
+  t.grad_accum = static_cast<int>(node.get_int("grad_accum", t.grad_accum, 1, kMaxGradAccum));
+  t.recompute = node.get_bool("recompute", t.recompute);
+  t.memory_efficient_attention = node.get_bool("memory_efficient_attention", t.memory_efficient_attention);
+  if (node.has("dtype")) t.dtype = node.at("dtype").as_choice(dtype_choices(), "dtype");
+  try {
+    validate_training(model, t);
+  } catch (const std::invalid_argument& e) {
+    node.fail(e.what());
+  }
+  return t;
+}
+
+Json training_to_json(const TrainingConfig& t) {
+  return Json{{"micro_batch", t.micro_batch},
+              {"seq_len", t.seq_len},
+              {"grad_accum", t.grad_accum},
+              {"recompute", t.recompute},
+              {"dtype", to_string(t.dtype)},
+              {"memory_efficient_attention", t.memory_efficient_attention}};
+}
+
+}  // namespace luwu::workloads
