@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "common/choice.hpp"
+
 #include "sim/systems/ddp/ddp.hpp"
 #include "sim/systems/luwu/luwu.hpp"
 #include "sim/systems/switchml/switchml.hpp"
@@ -30,25 +32,12 @@ std::vector<std::string> system_names() {
   return names;
 }
 
-namespace {
-std::string unknown_system(const std::string& name) {
-  const auto names = system_names();
-  std::string list;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  const std::string hint = nearest_key(name, names);
-  return "unknown system \"" + name + "\" (expected " + list + (hint.empty() ? "" : "; did you mean \"" + hint + "\"?") +
-         ")";
-}
-}  // namespace
-
 SystemPtr system_from_json(const JsonNode& node) {
   if (!node.is_string() && !node.is_object())
     node.fail(std::string("expected a system name or an object {\"name\": ...}, found ") + node.raw().type_name());
   SystemEntry entry(node);
-  for (const auto& s : registered_systems())
-    if (s.name == entry.name()) return s.parse(entry);
-  (node.is_object() ? node.at("name") : node).fail(unknown_system(entry.name()));
+  const JsonNode name = node.is_object() ? node.at("name") : node;
+  return registered_systems()[name.as_choice_index(system_names(), "system")].parse(entry);
 }
 
 SystemPtr system_named(const std::string& name, const Json& settings) {
@@ -58,7 +47,7 @@ SystemPtr system_named(const std::string& name, const Json& settings) {
       entry["name"] = name;
       return s.parse(SystemEntry(JsonNode(entry, "--system " + name), /*lenient=*/true));
     }
-  throw std::invalid_argument(unknown_system(name));
+  throw std::invalid_argument(unknown_choice_message(name, system_names(), "system"));
 }
 
 }  // namespace luwu::sim

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/choice.hpp"
 #include "common/json_input.hpp"
 #include "sim/data_parallel_collectives.hpp"
 
@@ -36,12 +37,9 @@ class SystemEntry {
     keys.insert(keys.begin(), {"name", "label"});
     for (const auto& key : settings_.keys()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      std::string hint = nearest_key(key, keys);
-      std::string list;
-      for (std::size_t i = 2; i < keys.size(); ++i) list += (list.empty() ? "" : ", ") + keys[i];
-      settings_.at(key).fail("\"" + key + "\" is not a setting of " + name_ +
-                             (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; its settings: " +
-                             (list.empty() ? "none" : list));
+      const std::vector<std::string> own(keys.begin() + 2, keys.end());
+      settings_.at(key).fail("\"" + key + "\" is not a setting of " + name_ + did_you_mean(key, keys) +
+                             "; its settings: " + (own.empty() ? "none" : quoted_alternatives(own)));
     }
   }
 
@@ -71,12 +69,13 @@ struct CollectiveSettings {
 
   static std::vector<std::string> keys() { return {"collective_algorithm"}; }
   static CollectiveSettings parse(const SystemEntry& entry) {
+    static const Choices<CollectiveAlgorithm> names = {{"auto", CollectiveAlgorithm::Hierarchical},
+                                                       {"ring", CollectiveAlgorithm::Ring},
+                                                       {"hierarchical", CollectiveAlgorithm::Hierarchical},
+                                                       {"tree", CollectiveAlgorithm::Tree}};
     CollectiveSettings s;
-    const std::string name = entry.settings().get_string("collective_algorithm", "auto");
-    if (name == "ring") s.algorithm = CollectiveAlgorithm::Ring;
-    else if (name == "tree") s.algorithm = CollectiveAlgorithm::Tree;
-    else if (name != "auto" && name != "hierarchical")
-      entry.at("collective_algorithm").fail("expected \"auto\", \"ring\", \"hierarchical\" or \"tree\"");
+    if (entry.has("collective_algorithm"))
+      s.algorithm = entry.at("collective_algorithm").as_choice(names, "collective algorithm");
     return s;
   }
 };

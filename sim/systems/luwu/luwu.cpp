@@ -74,9 +74,9 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
     if (s.optimizer_node_dram_share > 1) entry.at("optimizer_node_dram_share").fail("expected a share in (0, 1]");
   }
   s.state_prefetch_layers = static_cast<int>(entry.settings().get_int("state_prefetch_layers", s.state_prefetch_layers, 0, 1000));
-  const std::string engine = entry.settings().get_string("update_engine", "cpu");
-  if (engine == "gpu") s.update_engine = LuwuSettings::UpdateEngine::Gpu;
-  else if (engine != "cpu") entry.at("update_engine").fail("expected \"cpu\" or \"gpu\"");
+  using Engine = LuwuSettings::UpdateEngine;
+  if (entry.has("update_engine"))
+    s.update_engine = entry.at("update_engine").as_choice(Choices<Engine>{{"cpu", Engine::Cpu}, {"gpu", Engine::Gpu}}, "update engine");
   s.update_gpu = entry.settings().get_string("update_gpu", s.update_gpu);
   s.update_gpu_pcie = entry.settings().get_string("update_gpu_pcie", s.update_gpu_pcie);
   // The engine's profiles are resolved now, so a misspelt name is an error at its JSON path.

@@ -175,9 +175,7 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   entry.only_settings(setting_keys({{"offload", "optimizer_chunk_params"}, PrefetchSettings::keys(),
                                     CheckpointOffloadSettings::keys(), CollectiveSettings::keys()}));
   ZeroInfinitySettings s;
-  const std::string offload = entry.settings().get_string("offload", "nvme");
-  if (offload == "dram") s.offload = Tier::Dram;
-  else if (offload != "nvme") entry.at("offload").fail("expected \"nvme\" or \"dram\"");
+  if (entry.has("offload")) s.offload = entry.at("offload").as_choice(Choices<Tier>{{"nvme", Tier::Nvme}, {"dram", Tier::Dram}}, "offload tier");
   if (entry.has("optimizer_chunk_params")) s.optimizer_chunk_params = entry.at("optimizer_chunk_params").as_positive();
   s.prefetch = PrefetchSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry);
