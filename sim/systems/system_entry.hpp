@@ -37,9 +37,10 @@ class SystemEntry {
     keys.insert(keys.begin(), {"name", "label"});
     for (const auto& key : settings_.keys()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      const std::vector<std::string> own(keys.begin() + 2, keys.end());
+      std::string own;
+      for (std::size_t i = 2; i < keys.size(); ++i) own += (own.empty() ? "" : ", ") + keys[i];
       settings_.at(key).fail("\"" + key + "\" is not a setting of " + name_ + did_you_mean(key, keys) +
-                             "; its settings: " + (own.empty() ? "none" : quoted_alternatives(own)));
+                             "; its settings: " + (own.empty() ? "none" : own));
     }
   }
 
