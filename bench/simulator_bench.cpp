@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "sim/simulate.hpp"
+#include "sim/experiment/simulate.hpp"
 #include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "workloads/model_catalog.hpp"

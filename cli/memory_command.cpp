@@ -12,8 +12,8 @@
 
 #include "cli/command_registry.hpp"
 #include "common/units.hpp"
-#include "sim/hardware.hpp"
-#include "sim/scenario.hpp"
+#include "sim/engine/hardware.hpp"
+#include "sim/experiment/scenario.hpp"
 #include "sim/systems/registry.hpp"
 #include "workloads/model_catalog.hpp"
 

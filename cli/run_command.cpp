@@ -6,7 +6,7 @@
 
 #include "cli/command_registry.hpp"
 #include "common/atomic_write.hpp"
-#include "sim/run_scenario.hpp"
+#include "sim/experiment/run_scenario.hpp"
 
 namespace {
 

@@ -10,9 +10,9 @@
 
 #include "cli/command_registry.hpp"
 #include "common/atomic_write.hpp"
-#include "sim/sweep.hpp"
-#include "sim/sweep_results.hpp"
-#include "sim/sweep_runner.hpp"
+#include "sim/experiment/sweep.hpp"
+#include "sim/experiment/sweep_results.hpp"
+#include "sim/experiment/sweep_runner.hpp"
 
 namespace {
 

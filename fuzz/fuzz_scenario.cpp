@@ -3,7 +3,7 @@
 // document's file name sits in a folder with no files, so a relative topology_file finds nothing;
 // absolute paths are still read, as the CLI would.
 #include "fuzz/fuzz_loader.hpp"
-#include "sim/scenario.hpp"
+#include "sim/experiment/scenario.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return luwu::fuzz::run_loader(data, size, "/nonexistent-fuzz-dir/fuzz.scenario.json",

@@ -45,7 +45,7 @@ struct Profile {
 };
 
 // A scenario's own profiles, by name: its inline profiles and shipped profiles whose fields it
-// overrides (sim/scenario.hpp).  Explicit data, never global: the topology builders take one
+// overrides (sim/experiment/scenario.hpp).  Explicit data, never global: the topology builders take one
 // (topologies/builders.hpp) and resolve names with resolve(); the topology keeps it
 // (Topology::profiles, saved under the topology file's "profiles" key) so the simulator's hardware
 // specs see the same numbers as the builder's links.  An empty catalog means shipped profiles only.

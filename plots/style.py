@@ -35,7 +35,7 @@ BREAKDOWN_PARTS = [
     ("idle", "Idle", "#BBBBBB"),
 ]
 
-# Timeline span categories (sim/timeline.hpp).
+# Timeline span categories (sim/engine/timeline.hpp).
 CATEGORY_COLORS = {
     "compute": "#4C72B0",
     "communication": "#DD8452",

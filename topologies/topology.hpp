@@ -31,7 +31,7 @@ class Topology {
   std::string builder;       // "luwu-star", "dgx", "fat-tree", or "" for a hand-written file
   luwu::Json builder_args = luwu::Json::object();  // the builder's arguments, for the record
   // The profiles its vertices and links name that are not (only) shipped ones: a scenario's inline
-  // and overridden profiles (sim/scenario.hpp).  Vertex and link profile names resolve here first
+  // and overridden profiles (sim/experiment/scenario.hpp).  Vertex and link profile names resolve here first
   // (profiles.resolve), then to shipped profiles; the builders took their numbers from it.
   models::ProfileCatalog profiles;
   // The NICs' line rate as the builder set it (its network_Bps argument), B/s; 0 = each NIC

@@ -15,7 +15,7 @@
 //   saves activation_bytes (checkpoint_bytes with recompute); Recompute saves activation_bytes;
 //   Backward frees all the layer still holds.  Each micro-step's saves and frees balance.
 // Kernel shape per op (gemm): the representative GEMM whose efficiency its FLOPs run at
-// (models/gpu.hpp), so that timing an op needs only the op (sim/op_timing.hpp).  See GemmShape.
+// (models/gpu.hpp), so that timing an op needs only the op (sim/engine/op_timing.hpp).  See GemmShape.
 #include <cstdint>
 #include <string>
 #include <vector>

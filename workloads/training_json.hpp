@@ -1,5 +1,5 @@
 #pragma once
-// The "training" object, as scenarios (sim/scenario.hpp) and trace files (workloads/trace.hpp)
+// The "training" object, as scenarios (sim/experiment/scenario.hpp) and trace files (workloads/trace.hpp)
 // write it, read by one function with one set of bounds:
 //   {"micro_batch": 16,                    required; an integer in [1, kMaxMicroBatch = 2^20]
 //    "seq_len": 2048,                       default 2048; an integer in [1, kMaxSeqLen = 2^24],

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/schedule.hpp"
-#include "sim/stream.hpp"
+#include "sim/systems/schedule.hpp"
+#include "sim/engine/stream.hpp"
 #include "sim/systems/system_entry.hpp"
-#include "sim/transfers.hpp"
+#include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
 

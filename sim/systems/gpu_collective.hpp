@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/schedule.hpp"
-#include "sim/stream.hpp"
+#include "sim/systems/schedule.hpp"
+#include "sim/engine/stream.hpp"
 
 namespace luwu::sim {
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/countdown.hpp"
-#include "sim/schedule.hpp"
-#include "sim/transfers.hpp"
+#include "sim/engine/countdown.hpp"
+#include "sim/systems/schedule.hpp"
+#include "sim/engine/transfers.hpp"
 #include "sim/systems/system_entry.hpp"
 
 namespace luwu::sim {

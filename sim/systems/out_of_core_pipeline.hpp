@@ -18,9 +18,9 @@
 
 #include <simgrid/s4u/Actor.hpp>
 
-#include "sim/stream.hpp"
-#include "sim/traffic_meter.hpp"
-#include "sim/transfers.hpp"
+#include "sim/engine/stream.hpp"
+#include "sim/engine/traffic_meter.hpp"
+#include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
 

@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "sim/data_parallel_collectives.hpp"
-#include "sim/hardware.hpp"
-#include "sim/schedule.hpp"
+#include "sim/engine/data_parallel_collectives.hpp"
+#include "sim/engine/hardware.hpp"
+#include "sim/systems/schedule.hpp"
 #include "sim/systems/memory_footprint.hpp"
 #include "sim/systems/system_entry.hpp"
 #include "topologies/topology.hpp"

@@ -10,7 +10,7 @@
 
 #include "common/choice.hpp"
 #include "common/json_input.hpp"
-#include "sim/data_parallel_collectives.hpp"
+#include "sim/engine/data_parallel_collectives.hpp"
 
 namespace luwu::sim {
 

@@ -12,7 +12,7 @@
 
 #include "common/input_error.hpp"
 #include "models/profile.hpp"
-#include "sim/scenario.hpp"
+#include "sim/experiment/scenario.hpp"
 #include "topologies/json_format.hpp"
 #include "workloads/trace.hpp"
 

@@ -1,4 +1,4 @@
-// The network model choice (sim/engine_config.hpp) must reproduce the alpha-beta closed form of a
+// The network model choice (sim/engine/engine_config.hpp) must reproduce the alpha-beta closed form of a
 // ring all-reduce: 2(N-1)(a + S/(N B)), on a star where every rank has its own link of bandwidth
 // B and the route between two ranks has latency a.
 #include <doctest/doctest.h>
@@ -10,9 +10,9 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "sim/collectives.hpp"
-#include "sim/engine_config.hpp"
-#include "sim/isolated_run.hpp"
+#include "sim/engine/collectives.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/experiment/isolated_run.hpp"
 
 namespace sg = simgrid::s4u;
 using namespace luwu::sim;

@@ -1,4 +1,4 @@
-// sim/isolated_run.hpp: a function run in a forked child, its result or its error carried back
+// sim/experiment/isolated_run.hpp: a function run in a forked child, its result or its error carried back
 // through a pipe, and a child that crashes or is killed reported as a failure naming the signal.
 #include <doctest/doctest.h>
 
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "sim/isolated_run.hpp"
+#include "sim/experiment/isolated_run.hpp"
 
 using namespace luwu::sim;
 

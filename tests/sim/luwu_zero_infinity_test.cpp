@@ -6,7 +6,7 @@
 
 #include "models/gpu_update_engine.hpp"
 #include "models/host.hpp"
-#include "sim/simulate.hpp"
+#include "sim/experiment/simulate.hpp"
 #include "tests/sim/sim_test_support.hpp"
 #include "topologies/builders.hpp"
 

@@ -12,8 +12,8 @@
 
 #include "models/host.hpp"
 #include "models/optimizer_cost.hpp"
-#include "sim/collectives.hpp"
-#include "sim/simulate.hpp"
+#include "sim/engine/collectives.hpp"
+#include "sim/experiment/simulate.hpp"
 #include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/routes.hpp"

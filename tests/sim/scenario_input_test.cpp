@@ -5,7 +5,7 @@
 #include <string>
 
 #include "common/input_error.hpp"
-#include "sim/scenario.hpp"
+#include "sim/experiment/scenario.hpp"
 
 using namespace luwu;
 

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "models/profile.hpp"
-#include "sim/hardware.hpp"
-#include "sim/run_scenario.hpp"
-#include "sim/scenario.hpp"
+#include "sim/engine/hardware.hpp"
+#include "sim/experiment/run_scenario.hpp"
+#include "sim/experiment/scenario.hpp"
 #include "topologies/json_format.hpp"
 
 using luwu::Json;

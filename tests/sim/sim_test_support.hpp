@@ -9,7 +9,7 @@
 
 #include "models/host.hpp"
 #include "models/optimizer_cost.hpp"
-#include "sim/hardware.hpp"
+#include "sim/engine/hardware.hpp"
 #include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/routes.hpp"

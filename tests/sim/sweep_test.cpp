@@ -9,9 +9,9 @@
 #include <set>
 #include <unistd.h>
 
-#include "sim/sweep.hpp"
-#include "sim/sweep_results.hpp"
-#include "sim/sweep_runner.hpp"
+#include "sim/experiment/sweep.hpp"
+#include "sim/experiment/sweep_results.hpp"
+#include "sim/experiment/sweep_runner.hpp"
 
 using luwu::Json;
 using namespace luwu::sim;

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "models/optimizer_cost.hpp"
-#include "sim/collectives.hpp"
-#include "sim/op_timing.hpp"
-#include "sim/simulate.hpp"
+#include "sim/engine/collectives.hpp"
+#include "sim/engine/op_timing.hpp"
+#include "sim/experiment/simulate.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/routes.hpp"
 #include "tests/sim/sim_test_support.hpp"

@@ -6,7 +6,7 @@
 // all-reduce, the optimizer steps on the GPU over all parameters.
 #include "sim/systems/ddp/ddp.hpp"
 
-#include "sim/stream.hpp"
+#include "sim/engine/stream.hpp"
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/gradient_buckets.hpp"
 #include "sim/systems/model_state.hpp"

@@ -9,15 +9,15 @@
 
 #include "models/gpu_update_engine.hpp"
 #include "models/host.hpp"
-#include "sim/countdown.hpp"
-#include "sim/stream.hpp"
+#include "sim/engine/countdown.hpp"
+#include "sim/engine/stream.hpp"
 #include "sim/systems/checkpoint_offload.hpp"
 #include "sim/systems/in_switch_aggregation.hpp"
 #include "sim/systems/luwu/placement.hpp"
 #include "sim/systems/model_state.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
 #include "sim/systems/param_prefetch.hpp"
-#include "sim/transfers.hpp"
+#include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
 namespace {

@@ -7,7 +7,7 @@
 // with a layer, a gradient's aggregated pieces at the node.
 #include <memory>
 
-#include "sim/schedule.hpp"
+#include "sim/systems/schedule.hpp"
 #include "sim/systems/luwu/luwu.hpp"
 
 namespace luwu::sim {

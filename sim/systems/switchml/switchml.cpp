@@ -15,11 +15,11 @@
 
 #include <simgrid/s4u/Actor.hpp>
 
-#include "sim/countdown.hpp"
-#include "sim/stream.hpp"
+#include "sim/engine/countdown.hpp"
+#include "sim/engine/stream.hpp"
 #include "sim/systems/gradient_buckets.hpp"
 #include "sim/systems/model_state.hpp"
-#include "sim/transfers.hpp"
+#include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "sim/stream.hpp"
+#include "sim/engine/stream.hpp"
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/model_state.hpp"
 #include "sim/systems/param_prefetch.hpp"

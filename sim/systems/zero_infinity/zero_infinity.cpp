@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "models/host.hpp"
-#include "sim/stream.hpp"
+#include "sim/engine/stream.hpp"
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/model_state.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
 #include "sim/systems/param_prefetch.hpp"
-#include "sim/transfers.hpp"
+#include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
 namespace {

@@ -20,11 +20,11 @@
 #include <string>
 
 #include "models/host.hpp"
-#include "sim/stream.hpp"
+#include "sim/engine/stream.hpp"
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/gradient_buckets.hpp"
 #include "sim/systems/model_state.hpp"
-#include "sim/transfers.hpp"
+#include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
 namespace {

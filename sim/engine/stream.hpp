@@ -12,8 +12,8 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Host.hpp>
 
-#include "sim/completion.hpp"
-#include "sim/timeline.hpp"
+#include "sim/engine/completion.hpp"
+#include "sim/engine/timeline.hpp"
 
 namespace luwu::sim {
 

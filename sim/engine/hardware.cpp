@@ -1,4 +1,4 @@
-#include "sim/hardware.hpp"
+#include "sim/engine/hardware.hpp"
 
 #include <stdexcept>
 

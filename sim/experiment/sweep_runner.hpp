@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/json_input.hpp"
-#include "sim/sweep.hpp"
+#include "sim/experiment/sweep.hpp"
 
 namespace luwu::sim {
 

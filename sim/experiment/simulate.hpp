@@ -2,9 +2,9 @@
 // Simulating one system on one cluster: the trace is replayed by one actor per rank under the
 // system's schedule, on the SimGrid platform lowered from the topology.  Each call runs in its own
 // process (SimGrid allows one engine per process).
-#include "sim/collectives.hpp"
-#include "sim/hardware.hpp"
-#include "sim/result.hpp"
+#include "sim/engine/collectives.hpp"
+#include "sim/engine/hardware.hpp"
+#include "sim/experiment/result.hpp"
 #include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/trace.hpp"

@@ -2,7 +2,7 @@
 // Counts arrivals and fires once `expected` have arrived (the CUDA-event analogue of a barrier):
 // a piece that is complete when every worker's share of it has reached the switch, a layer whose
 // pieces have all been delivered.
-#include "sim/completion.hpp"
+#include "sim/engine/completion.hpp"
 
 namespace luwu::sim {
 

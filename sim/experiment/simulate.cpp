@@ -1,4 +1,4 @@
-#include "sim/simulate.hpp"
+#include "sim/experiment/simulate.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -11,10 +11,10 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include "models/gpu.hpp"
-#include "sim/cluster_roles.hpp"
-#include "sim/engine_config.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/schedule.hpp"
+#include "sim/engine/cluster_roles.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/experiment/isolated_run.hpp"
+#include "sim/systems/schedule.hpp"
 #include "topologies/lowering.hpp"
 
 namespace luwu::sim {

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "common/json_input.hpp"
-#include "sim/collectives.hpp"
+#include "sim/engine/collectives.hpp"
 #include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/model_config.hpp"

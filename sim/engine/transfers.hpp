@@ -8,7 +8,7 @@
 #include <simgrid/s4u/Disk.hpp>
 #include <simgrid/s4u/Host.hpp>
 
-#include "sim/traffic_meter.hpp"
+#include "sim/engine/traffic_meter.hpp"
 
 namespace luwu::sim {
 

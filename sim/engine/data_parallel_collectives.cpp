@@ -1,4 +1,4 @@
-#include "sim/data_parallel_collectives.hpp"
+#include "sim/engine/data_parallel_collectives.hpp"
 
 #include <numeric>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "sim/collectives.hpp"
+#include "sim/engine/collectives.hpp"
 
 #include <cmath>
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "sim/result.hpp"
+#include "sim/experiment/result.hpp"
 
 namespace luwu::sim {
 

@@ -1,4 +1,4 @@
-#include "sim/sweep_results.hpp"
+#include "sim/experiment/sweep_results.hpp"
 
 #include <algorithm>
 #include <cerrno>

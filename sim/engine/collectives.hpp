@@ -14,7 +14,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
-#include "sim/traffic_meter.hpp"
+#include "sim/engine/traffic_meter.hpp"
 
 namespace luwu::sim {
 

@@ -1,4 +1,4 @@
-#include "sim/sweep_runner.hpp"
+#include "sim/experiment/sweep_runner.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "sim/isolated_run.hpp"
-#include "sim/run_scenario.hpp"
-#include "sim/scenario.hpp"
-#include "sim/sweep_results.hpp"
+#include "sim/experiment/isolated_run.hpp"
+#include "sim/experiment/run_scenario.hpp"
+#include "sim/experiment/scenario.hpp"
+#include "sim/experiment/sweep_results.hpp"
 
 namespace luwu::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/scenario.hpp"
+#include "sim/experiment/scenario.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -190,7 +190,7 @@ topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::st
     auto topo = topologies::load_topology(path.string());
     topologies::validate_topology(topo, path.string());
     // The file's links carry their own numbers; overrides reach what the simulator reads from
-    // profiles (sim/hardware.hpp), on top of the profiles the file holds (Topology::profiles).
+    // profiles (sim/engine/hardware.hpp), on top of the profiles the file holds (Topology::profiles).
     apply_overrides(c, topo.profiles);
     check_overrides_used(c, topo);
     return topo;

@@ -1,4 +1,4 @@
-#include "sim/schedule.hpp"
+#include "sim/systems/schedule.hpp"
 
 #include "sim/systems/model_state.hpp"
 

@@ -1,4 +1,4 @@
-#include "sim/sweep.hpp"
+#include "sim/experiment/sweep.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/scenario.hpp"
+#include "sim/experiment/scenario.hpp"
 
 namespace luwu::sim {
 namespace {

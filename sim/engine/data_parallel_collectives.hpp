@@ -9,7 +9,7 @@
 
 #include <simgrid/s4u/Host.hpp>
 
-#include "sim/collectives.hpp"
+#include "sim/engine/collectives.hpp"
 
 namespace luwu::sim {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/result.hpp"
-#include "sim/scenario.hpp"
+#include "sim/experiment/result.hpp"
+#include "sim/experiment/scenario.hpp"
 #include "workloads/trace.hpp"
 
 namespace luwu::sim {

@@ -1,4 +1,4 @@
-#include "sim/cluster_roles.hpp"
+#include "sim/engine/cluster_roles.hpp"
 
 namespace luwu::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/gpu_device.hpp"
+#include "sim/engine/gpu_device.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>

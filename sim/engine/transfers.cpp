@@ -1,4 +1,4 @@
-#include "sim/transfers.hpp"
+#include "sim/engine/transfers.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "models/optimizer_cost.hpp"
-#include "sim/cluster_roles.hpp"
-#include "sim/data_parallel_collectives.hpp"
-#include "sim/gpu_device.hpp"
-#include "sim/hardware.hpp"
-#include "sim/op_timing.hpp"
-#include "sim/timeline.hpp"
-#include "sim/traffic_meter.hpp"
+#include "sim/engine/cluster_roles.hpp"
+#include "sim/engine/data_parallel_collectives.hpp"
+#include "sim/engine/gpu_device.hpp"
+#include "sim/engine/hardware.hpp"
+#include "sim/engine/op_timing.hpp"
+#include "sim/engine/timeline.hpp"
+#include "sim/engine/traffic_meter.hpp"
 #include "workloads/trace.hpp"
 
 namespace luwu::sim {

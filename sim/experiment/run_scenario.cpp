@@ -1,4 +1,4 @@
-#include "sim/run_scenario.hpp"
+#include "sim/experiment/run_scenario.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "common/units.hpp"
-#include "sim/hardware.hpp"
-#include "sim/simulate.hpp"
+#include "sim/engine/hardware.hpp"
+#include "sim/experiment/simulate.hpp"
 
 namespace luwu::sim {
 
