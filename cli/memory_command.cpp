@@ -85,7 +85,7 @@ int run_scenario_memory(const MemoryArgs& a) {
   std::vector<Row> rows;
   for (const auto& system : scenario.systems) {
     if (a.system != "all" && a.system != system->label() && a.system != system->name()) continue;
-    auto fit = system->fit(trace, scenario.topology, hardware);
+    auto fit = system->fit(trace, hardware);
     rows.push_back({system->label(), fit.footprint, fit.problem});
   }
   if (rows.empty()) throw std::invalid_argument("--system " + a.system + " is not one of the scenario's systems");

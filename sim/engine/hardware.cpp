@@ -1,6 +1,9 @@
 #include "sim/engine/hardware.hpp"
 
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace luwu::sim {
 namespace {
@@ -24,13 +27,40 @@ models::NicSpec nic_of(const topologies::Topology& topo, const models::ProfileCa
   return spec;
 }
 
+// Every vertex in `vertices` must use the first one's profile.
+void require_uniform(const topologies::Topology& topo, const std::vector<topologies::Vertex>& vertices,
+                     const char* what) {
+  if (vertices.empty()) return;
+  const auto first = vertices.front();
+  for (auto v : vertices)
+    if (topo[v].profile != topo[first].profile)
+      throw std::invalid_argument("luwusim simulates one kind of " + std::string(what) + " per cluster: " + topo[v].name +
+                                  " is \"" + topo[v].profile + "\" where " + topo[first].name + " is \"" +
+                                  topo[first].profile + "\"");
+}
+
 }  // namespace
 
 Hardware hardware_of(const topologies::Topology& topo) {
   auto gpus = topo.gpus();
   if (gpus.empty()) throw std::invalid_argument("the topology has no GPU");
   const models::ProfileCatalog& catalog = topo.profiles;
+  // Linear in the cluster's size (a GPU's own CPU and NIC are found by a search of the graph, too
+  // slow to do for every rank of a large cluster): the GPUs, and the worker servers' CPUs.
+  require_uniform(topo, gpus, "GPU");
+  require_uniform(topo, topo.of_kind(topologies::VertexKind::Cpu), "worker host");
+  std::map<int, int> per_server;
+  for (auto g : gpus) ++per_server[topo[g].server];
+  for (const auto& [server, count] : per_server)
+    if (count != per_server.begin()->second)
+      throw std::invalid_argument("luwusim simulates servers with the same number of GPUs: server " +
+                                  std::to_string(server) + " has " + std::to_string(count) + ", server " +
+                                  std::to_string(per_server.begin()->first) + " has " +
+                                  std::to_string(per_server.begin()->second));
   Hardware hw;
+  hw.workers = static_cast<int>(gpus.size());
+  hw.gpus_per_server = per_server.at(topo[gpus.front()].server);
+  hw.profiles = catalog;
   hw.gpu = models::gpu_from_profile(catalog.resolve(topo[gpus.front()].profile));
   hw.worker_host = host_of(topo, catalog, topo.cpu_of(gpus.front()));
   if (auto node = topo.optimizer_node()) hw.optimizer_node = host_of(topo, catalog, *node);

@@ -11,14 +11,22 @@
 namespace luwu::sim {
 
 struct Hardware {
+  int workers = 0;          // GPUs, one rank each
+  int gpus_per_server = 1;  // ranks whose GPUs share a server (its CPU, DRAM, NVMe and PCIe root)
   models::GpuSpec gpu;
   models::HostSpec worker_host;                      // CPU, DRAM and NVMe array of rank 0's server
   std::optional<models::HostSpec> optimizer_node;    // LuWu's in-network optimizer node
   models::NicSpec worker_nic;                        // rank 0's NIC, line rate as the topology set it
   std::optional<models::SwitchSpec> network_switch;  // rank 0's switch, when it aggregates
+  // The scenario's inline and overridden profiles (the topology's), for parts a system brings
+  // besides the cluster's (LuWu's "gpu" update engine): resolve names here, not in the shipped set.
+  models::ProfileCatalog profiles;
 };
 
-// luwusim assumes one kind of GPU, worker server and NIC per cluster: rank 0's stand for all.
+// luwusim simulates one kind of GPU, worker server and NIC per cluster, and the same number of GPUs
+// in every server: rank 0's stand for all.  A topology that mixes GPU or worker-CPU profiles, or
+// servers of different sizes, is std::invalid_argument naming what differs (rather than a silently
+// wrong result); NICs are taken as rank 0's.
 // Vertex profile names resolve in topology.profiles first (a scenario's inline and overridden
 // profiles), so the specs see the same numbers the topology's links were built from; the NIC's
 // line rate is topology.network_Bps when the builder overrode it.

@@ -6,6 +6,7 @@
 
 #include "common/units.hpp"
 #include "models/profile.hpp"
+#include "sim/engine/hardware.hpp"
 #include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/json_format.hpp"
@@ -246,6 +247,13 @@ Scenario scenario_from_json(const JsonNode& root) {
   const std::string dir = std::filesystem::path(root.file()).parent_path().string();
   s.cluster = root.at("cluster").raw();
   s.topology = topology_from_cluster_json(root.at("cluster"), dir);
+  // What the simulator cannot represent (mixed GPUs, servers of different sizes) is an error here,
+  // at the cluster, not a surprise in the middle of a run.
+  try {
+    hardware_of(s.topology);
+  } catch (const std::invalid_argument& e) {
+    root.at("cluster").fail(e.what());
+  }
 
   JsonNode systems = root.at("systems");
   for (std::size_t i = 0; i < systems.size(); ++i) s.systems.push_back(system_from_json(systems.at(i)));

@@ -109,7 +109,7 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
     throw std::invalid_argument(fmt::format("{} GPUs: luwusim simulates at most {} GPUs in one process",
                                             world, kMaxSimulatedGpus));
 
-  const Fit fit = system.fit(trace, topology, hardware);
+  const Fit fit = system.fit(trace, hardware);
   SystemResult result;
   if (!fit.runs() && options.check_memory) {
     result.system = system.label();

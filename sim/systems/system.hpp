@@ -11,7 +11,6 @@
 #include "sim/systems/schedule.hpp"
 #include "sim/systems/memory_footprint.hpp"
 #include "sim/systems/system_entry.hpp"
-#include "topologies/topology.hpp"
 #include "workloads/trace.hpp"
 
 namespace luwu::sim {
@@ -37,9 +36,7 @@ class System {
                                            double gpu_memory_bytes) const = 0;
   // "" when the cluster holds what the system keeps off the GPUs (host DRAM, NVMe, an optimizer
   // node) and has the parts it needs (a programmable switch); else one sentence.
-  virtual std::string capacity_problem(const workloads::Trace&, const topologies::Topology&, const Hardware&) const {
-    return "";
-  }
+  virtual std::string capacity_problem(const workloads::Trace&, const Hardware&) const { return ""; }
   // The algorithm of the system's GPU collectives.
   virtual CollectiveAlgorithm collective_algorithm() const { return CollectiveAlgorithm::Hierarchical; }
   // One iteration: what each rank's actor does; systems with network-side parts start their
@@ -47,10 +44,10 @@ class System {
   virtual std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const = 0;
 
   // The footprint on this cluster's GPU, then the capacity check: what `run` and `memory` both use.
-  Fit fit(const workloads::Trace& trace, const topologies::Topology& topology, const Hardware& hardware) const {
+  Fit fit(const workloads::Trace& trace, const Hardware& hardware) const {
     Fit f;
-    f.footprint = memory_footprint(trace, static_cast<int>(topology.gpus().size()), hardware.gpu.hbm_bytes);
-    f.problem = f.footprint.fits ? capacity_problem(trace, topology, hardware) : f.footprint.reason;
+    f.footprint = memory_footprint(trace, hardware.workers, hardware.gpu.hbm_bytes);
+    f.problem = f.footprint.fits ? capacity_problem(trace, hardware) : f.footprint.reason;
     return f;
   }
 
@@ -65,7 +62,7 @@ using SystemPtr = std::shared_ptr<const System>;
 
 // "does not fit: <what> needs <need> but has <have>", for capacity problems.
 std::string does_not_fit(const std::string& what, double need_bytes, double have_bytes);
-// GPUs that share rank 0's server (whose host DRAM and NVMe they share).
-int gpus_per_server(const topologies::Topology& topology);
+// Parameters of the model whose state one server keeps (its GPUs' shares of P).
+double params_per_server(const workloads::Trace& trace, const Hardware& hardware);
 
 }  // namespace luwu::sim

@@ -40,9 +40,8 @@ class Luwu : public System {
     return f;
   }
 
-  std::string capacity_problem(const workloads::Trace& trace, const topologies::Topology& topology,
-                               const Hardware& hw) const override {
-    if (!topology.optimizer_node() || !hw.optimizer_node)
+  std::string capacity_problem(const workloads::Trace& trace, const Hardware& hw) const override {
+    if (!hw.optimizer_node)
       return "does not run: luwu needs an in-network optimizer node (the luwu-star topology has one)";
     if (!hw.network_switch) return "does not run: luwu needs a programmable switch";
     const auto p = luwu_placement(trace, *hw.optimizer_node, settings_);

@@ -39,8 +39,8 @@ class LuwuSchedule : public Schedule {
     switch_ = aggregation_.switch_host();
     placement_ = luwu_placement(trace_, *env.hw.optimizer_node, settings);
     if (settings.update_engine == LuwuSettings::UpdateEngine::Gpu)
-      update_gpu_ = {models::gpu_from_profile(models::find_profile(settings.update_gpu)),
-                     models::pcie_from_profile(models::find_profile(settings.update_gpu_pcie))};
+      update_gpu_ = {models::gpu_from_profile(env.hw.profiles.resolve(settings.update_gpu)),
+                     models::pcie_from_profile(env.hw.profiles.resolve(settings.update_gpu_pcie))};
 
     const int pieces = aggregation_.pieces();
     delivered_.assign(world_, std::vector<std::shared_ptr<Countdown>>(param_ops_.size()));

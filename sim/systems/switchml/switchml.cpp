@@ -81,7 +81,7 @@ class SwitchMl : public System {
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     return replica_footprint(trace, workers, gpu_memory, settings_.bucket_bytes, name());
   }
-  std::string capacity_problem(const workloads::Trace&, const topologies::Topology&, const Hardware& hw) const override {
+  std::string capacity_problem(const workloads::Trace&, const Hardware& hw) const override {
     return hw.network_switch ? "" : "does not run: switchml needs a programmable switch";
   }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {

@@ -143,11 +143,9 @@ class ZeroInfinity : public System {
 
   // Parameters and optimizer state of the server's GPUs on its NVMe (or in its DRAM, with the
   // gradient shards).
-  std::string capacity_problem(const workloads::Trace& trace, const topologies::Topology& topology,
-                               const Hardware& hw) const override {
+  std::string capacity_problem(const workloads::Trace& trace, const Hardware& hw) const override {
     const auto bytes = model_state_bytes(trace.training.dtype);
-    const double per_server = gpus_per_server(topology) * static_cast<double>(trace.total_params()) /
-                              static_cast<double>(topology.gpus().size());
+    const double per_server = params_per_server(trace, hw);
     double need = per_server * static_cast<double>(bytes.optimizer + bytes.param);
     if (settings_.offload == Tier::Dram) {
       need += per_server * static_cast<double>(bytes.grad);

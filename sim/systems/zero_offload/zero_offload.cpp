@@ -126,12 +126,9 @@ class ZeroOffload : public System {
 
   // Each GPU's optimizer state, gradient shard and the parameter shard it sends back, in its
   // server's DRAM.
-  std::string capacity_problem(const workloads::Trace& trace, const topologies::Topology& topology,
-                               const Hardware& hw) const override {
+  std::string capacity_problem(const workloads::Trace& trace, const Hardware& hw) const override {
     const auto bytes = model_state_bytes(trace.training.dtype);
-    const double per_param = static_cast<double>(bytes.optimizer + bytes.param + bytes.grad);
-    const double need = gpus_per_server(topology) * static_cast<double>(trace.total_params()) /
-                        static_cast<double>(topology.gpus().size()) * per_param;
+    const double need = params_per_server(trace, hw) * static_cast<double>(bytes.optimizer + bytes.param + bytes.grad);
     if (need > hw.worker_host.dram.capacity_bytes)
       return does_not_fit("a worker server's DRAM", need, hw.worker_host.dram.capacity_bytes);
     return "";
