@@ -139,10 +139,10 @@ topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& 
   });
 }
 
-topologies::Topology build_dgx(const JsonNode& c, models::ProfileCatalog& catalog) {
-  c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
-               "network", "profiles", "overrides"});
-  topologies::DgxParams p;
+// The arguments of builders of multi-GPU servers (dgx, fat-tree): the servers, their GPUs, NICs,
+// PCIe switches and NVMe, the line rate and the profiles by role.
+template <class ServerParams>
+void server_args(const JsonNode& c, ServerParams& p, models::ProfileCatalog& catalog) {
   p.servers = int_arg(c, "servers", p.servers);
   p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server);
   p.gpus_per_nic = int_arg(c, "gpus_per_nic", p.gpus_per_nic);
@@ -153,6 +153,13 @@ topologies::Topology build_dgx(const JsonNode& c, models::ProfileCatalog& catalo
                    {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
                    {"ssd", &p.ssd_profile}},
                catalog);
+}
+
+topologies::Topology build_dgx(const JsonNode& c, models::ProfileCatalog& catalog) {
+  c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
+               "network", "profiles", "overrides"});
+  topologies::DgxParams p;
+  server_args(c, p, catalog);
   return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
     return topologies::build_dgx(p, profiles);
   });
@@ -162,19 +169,10 @@ topologies::Topology build_fat_tree(const JsonNode& c, models::ProfileCatalog& c
   c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
                "tiers", "leaf_down_ports", "oversubscription", "network", "profiles", "overrides"});
   topologies::FatTreeParams p;
-  p.servers = int_arg(c, "servers", p.servers);
-  p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server);
-  p.gpus_per_nic = int_arg(c, "gpus_per_nic", p.gpus_per_nic);
-  p.gpus_per_pcie_switch = int_arg(c, "gpus_per_pcie_switch", p.gpus_per_pcie_switch);
-  p.nvme_per_server = int_arg(c, "nvme_per_server", p.nvme_per_server, 0);
+  server_args(c, p, catalog);
   p.tiers = int_arg(c, "tiers", p.tiers, 2, 3);
   p.leaf_down_ports = int_arg(c, "leaf_down_ports", p.leaf_down_ports, 0);
   if (c.has("oversubscription")) p.oversubscription = c.at("oversubscription").as_positive();
-  if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
-  profile_args(c, {{"gpu", &p.gpu_profile}, {"nvlink", &p.nvlink_profile}, {"pcie", &p.pcie_profile},
-                   {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
-                   {"ssd", &p.ssd_profile}},
-               catalog);
   return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
     return topologies::build_fat_tree(p, profiles);
   });
