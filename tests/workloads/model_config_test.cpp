@@ -37,7 +37,7 @@ std::uint64_t total_params(const ModelConfig& m) {
 
 TEST_CASE("the catalog holds the published models sorted and with sources") {
   auto names = catalog_model_names();
-  CHECK(names.size() == 18);
+  CHECK(names.size() == 26);
   CHECK(std::is_sorted(names.begin(), names.end()));
   for (const char* n : {"gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b",
                         "gpt3-175b", "megatron-18.4b", "megatron-39.1b", "megatron-76.1b", "megatron-145.6b", "opt-30b",
@@ -157,5 +157,25 @@ TEST_CASE("resolve_model takes catalog names and files and suggests names") {
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     CHECK(contains(e.what(), "did you mean \"gpt3-175b\""));
+  }
+}
+
+TEST_CASE("the LuWu paper's OPT-architecture shapes have 12h^2 + 13h per block plus embeddings") {
+  // Blocks, hidden: the LuWu paper's setup table; vocabulary 50272 and 2048 positions (OPT).
+  struct Shape {
+    const char* name;
+    std::uint64_t layers, hidden;
+    double published;  // the name's size
+  };
+  for (const Shape& m : {Shape{"opt-1.3b", 24, 2048, 1.3e9}, Shape{"opt-13b", 40, 5120, 13e9},
+                         Shape{"custom-175b", 96, 12288, 175e9}, Shape{"custom-276b", 112, 14336, 276e9},
+                         Shape{"custom-505b", 124, 18432, 505e9}, Shape{"custom-1.0t", 172, 22016, 1.0e12}}) {
+    CAPTURE(m.name);
+    const auto* model = find_catalog_model(m.name);
+    REQUIRE(model != nullptr);
+    const std::uint64_t h = m.hidden;
+    const std::uint64_t by_hand = m.layers * (12 * h * h + 13 * h) + (50272 + 2048) * h + 2 * h;
+    CHECK(total_params(*model) == by_hand);
+    CHECK(static_cast<double>(by_hand) == doctest::Approx(m.published).epsilon(0.03));
   }
 }
