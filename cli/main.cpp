@@ -33,7 +33,17 @@ int main(int argc, char** argv) {
 
   try {
     for (auto& [sub, run] : runners)
-      if (sub->parsed()) return run();
+      if (sub->parsed()) {
+        const int code = run();
+        // Results go to stdout: a write that failed (a full disk, a closed pipe, a file-size
+        // limit) must not pass for a result.
+        std::cout.flush();
+        if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+          std::cerr << "error: writing the results to standard output failed\n";
+          return 1;
+        }
+        return code;
+      }
   } catch (const luwu::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

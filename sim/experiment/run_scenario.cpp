@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/csv.hpp"
 #include "common/units.hpp"
 #include "sim/engine/hardware.hpp"
 #include "sim/experiment/simulate.hpp"
@@ -62,31 +63,32 @@ luwu::Json run_to_json(const ScenarioRun& run) {
 }
 
 std::string run_to_csv(const ScenarioRun& run) {
-  std::ostringstream out;
-  out << "scenario,system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
-         "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,idle_s,"
-         "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes\n";
-  auto quoted = [](const std::string& s) {
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
+  std::string out =
+      "scenario,system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
+      "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,idle_s,"
+      "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes\n";
   for (const auto& r : run.results) {
-    out << quoted(run.summary.at("name").get<std::string>()) << ',' << r.system << ',' << r.workers << ','
-        << (r.feasible ? "true" : "false") << ',' << quoted(r.reason) << ',';
+    CsvRow row;
+    row.add(run.summary.at("name"));
+    row.add(r.system);
+    row.add(luwu::Json(r.workers));
+    row.add(luwu::Json(r.feasible));
+    row.add(r.reason);
     if (!r.feasible) {
-      out << ",,,,,,,,,,,\n";
+      row.add_blanks(12);
+      out += row.line();
       continue;
     }
-    double peak = r.gpu_peak_memory_bytes.empty()
-                      ? 0
-                      : *std::max_element(r.gpu_peak_memory_bytes.begin(), r.gpu_peak_memory_bytes.end());
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.iteration_time_s, r.tokens_per_s, r.tflops_per_gpu,
-                       r.mfu, r.breakdown.compute_s, r.breakdown.exposed_communication_s,
-                       r.breakdown.exposed_optimizer_s, r.breakdown.io_stall_s, r.breakdown.idle_s,
-                       r.sent_bytes_per_worker, r.received_bytes_per_worker, peak);
+    const double peak = r.gpu_peak_memory_bytes.empty()
+                            ? 0
+                            : *std::max_element(r.gpu_peak_memory_bytes.begin(), r.gpu_peak_memory_bytes.end());
+    for (double v : {r.iteration_time_s, r.tokens_per_s, r.tflops_per_gpu, r.mfu, r.breakdown.compute_s,
+                     r.breakdown.exposed_communication_s, r.breakdown.exposed_optimizer_s, r.breakdown.io_stall_s,
+                     r.breakdown.idle_s, r.sent_bytes_per_worker, r.received_bytes_per_worker, peak})
+      row.add(luwu::Json(v));
+    out += row.line();
   }
-  return out.str();
+  return out;
 }
 
 std::string run_to_table(const ScenarioRun& run) {
@@ -106,7 +108,8 @@ std::string run_to_table(const ScenarioRun& run) {
     if (r.feasible) slowest = std::max(slowest, r.iteration_time_s);
   for (const auto& r : run.results) {
     if (!r.feasible) {
-      out << fmt::format("{:<20} does not run: {}\n", r.system, r.reason);
+      // The reason says it: "does not fit: ..." or "does not run: ...".
+      out << fmt::format("{:<20} {}\n", r.system, r.reason);
       continue;
     }
     const auto& b = r.breakdown;

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/csv.hpp"
+
 #include <fmt/format.h>
 
 namespace luwu::sim {
@@ -33,37 +35,6 @@ std::string read_all(const std::string& path, bool* exists) {
 [[noreturn]] void system_error(const std::string& path, const std::string& what) {
   throw std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
 }
-
-std::string csv_field(const luwu::Json& v) {
-  if (v.is_null()) return "";
-  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q(1, '"');
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  q += '"';
-  return q;
-}
-
-// A CSV row, field by field.
-class CsvRow {
- public:
-  void add(const luwu::Json& v) { add_text(csv_field(v)); }
-  void add_text(const std::string& text) {
-    if (fields_++ > 0) text_ += ',';
-    text_ += text;
-  }
-  void add_blanks(std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) add_text("");
-  }
-  std::string line() const { return text_ + '\n'; }
-
- private:
-  std::string text_;
-  int fields_ = 0;
-};
 
 luwu::Json get_or_null(const luwu::Json& j, const std::string& key) {
   return j.is_object() && j.contains(key) ? j.at(key) : luwu::Json();
@@ -193,15 +164,15 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
                                                    "idle"};
   const std::size_t result_fields = 2 + result_cols.size() + breakdown_cols.size() + 3;  // feasible .. peak
   CsvRow header;
-  for (const char* c : {"id", "index"}) header.add_text(c);
+  for (const char* c : {"id", "index"}) header.add(c);
   for (const auto& k : point_keys) header.add(luwu::Json("point." + k));
-  for (const auto& c : scenario_cols) header.add_text(c);
-  for (const auto& c : cluster_cols) header.add_text(c);
-  for (const char* c : {"system", "feasible", "reason"}) header.add_text(c);
-  for (const auto& c : result_cols) header.add_text(c);
-  for (const auto& c : breakdown_cols) header.add_text(c + "_s");
+  for (const auto& c : scenario_cols) header.add(c);
+  for (const auto& c : cluster_cols) header.add(c);
+  for (const char* c : {"system", "feasible", "reason"}) header.add(c);
+  for (const auto& c : result_cols) header.add(c);
+  for (const auto& c : breakdown_cols) header.add(c + "_s");
   for (const char* c : {"sent_bytes_per_worker", "received_bytes_per_worker", "gpu_peak_memory_bytes", "error"})
-    header.add_text(c);
+    header.add(c);
   std::string out = header.line();
 
   for (const auto& l : lines) {
@@ -248,7 +219,7 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
         peak = m;
       }
       row.add(peak);
-      row.add_text("");  // no error
+      row.add_blanks(1);  // no error
       out += row.line();
     }
   }

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -161,4 +163,93 @@ TEST_CASE("reliability: ZeRO-Infinity with NVMe smaller than the model state say
   CHECK((contains(reason, "SSD") || contains(reason, "NVMe")));
   std::remove("rel-cli-tiny-ssd.json");
   std::remove("rel-cli-small-ssd.json");
+}
+
+namespace {
+const char* const kSmallScenario = R"({"model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 256},
+  "cluster": {"topology": "luwu-star", "workers": 2},
+  "systems": [{"name": "zero3", "label": "zero3, \"quoted\""}, {"name": "ddp", "label": "ddp\nnewline"},
+              {"name": "switchml", "bucket_bytes": 1e6}]})";
+}  // namespace
+
+TEST_CASE("reliability: results that cannot be written are a failure, not exit 0") {
+  write_text("rel-out.json", kSmallScenario);
+  // Standard output on a full device.
+  const std::string cmd = std::string(LUWUSIM_BINARY) + " run rel-out.json --json >/dev/full 2>rel-out.err";
+  const int status = std::system(cmd.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(contains(read_whole_file("rel-out.err"), "standard output"));
+  // A timeline onto a device is written in place (the write fails here), and the device stays.
+  auto full = run_luwusim("run rel-out.json --timeline /dev/full");
+  CHECK(full.exit_code == 1);
+  CHECK(contains(full.err, "/dev/full"));
+  struct stat st {};
+  REQUIRE(::stat("/dev/full", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  // A directory, or a folder that does not exist, is a bad output path: exit 2, named.
+  auto dir = run_luwusim("run rel-out.json --timeline .");
+  CHECK(dir.exit_code == 2);
+  auto missing = run_luwusim("run rel-out.json --timeline rel-no-such-dir/t.json");
+  CHECK(missing.exit_code == 2);
+  CHECK(contains(missing.err, "rel-no-such-dir/t.json"));
+  std::remove("rel-out.json");
+  std::remove("rel-out.err");
+}
+
+TEST_CASE("reliability: a timeline written to a symbolic link replaces the link's target, not the link") {
+  write_text("rel-link.json", kSmallScenario);
+  write_text("rel-link-target.json", "old");
+  std::remove("rel-link-timeline.json");
+  REQUIRE(::symlink("rel-link-target.json", "rel-link-timeline.json") == 0);
+  auto r = run_luwusim("run rel-link.json --timeline rel-link-timeline.json");
+  CHECK(r.exit_code == 0);
+  struct stat st {};
+  REQUIRE(::lstat("rel-link-timeline.json", &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  CHECK(json::parse(read_whole_file("rel-link-target.json")).contains("traceEvents"));
+  for (const char* f : {"rel-link.json", "rel-link-target.json", "rel-link-timeline.json"}) std::remove(f);
+}
+
+TEST_CASE("reliability: run --csv quotes labels with commas, quotes and newlines (RFC 4180), one row per system") {
+  write_text("rel-csv.json", kSmallScenario);
+  auto r = run_luwusim("run rel-csv.json --csv");
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "\"zero3, \"\"quoted\"\"\""));
+  CHECK(contains(r.out, "\"ddp\nnewline\""));
+  // Read back by the rules: 3 records after the header, each with the header's 17 fields.
+  std::vector<std::vector<std::string>> records(1);
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < r.out.size(); ++i) {
+    const char c = r.out[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < r.out.size() && r.out[i + 1] == '"') field += '"', ++i;
+      else if (c == '"') quoted = false;
+      else field += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      records.back().push_back(field), field.clear();
+    } else if (c == '\n') {
+      records.back().push_back(field), field.clear();
+      records.emplace_back();
+    } else {
+      field += c;
+    }
+  }
+  records.pop_back();  // after the last newline
+  REQUIRE(records.size() == 4);
+  for (const auto& rec : records) CHECK(rec.size() == 17);
+  CHECK(records[1][1] == "zero3, \"quoted\"");
+  CHECK(records[2][1] == "ddp\nnewline");
+  std::remove("rel-csv.json");
+  // The table says why a system does not run once, not "does not run: does not fit:".
+  write_text("rel-table.json", R"({"model": "gpt3-175b", "training": {"micro_batch": 1, "seq_len": 256},
+    "cluster": {"topology": "luwu-star", "workers": 2}, "systems": ["ddp"]})");
+  auto table = run_luwusim("run rel-table.json");
+  CHECK(table.exit_code == 0);
+  CHECK(contains(table.out, "does not fit: ddp needs"));
+  CHECK_FALSE(contains(table.out, "does not run: does not"));
+  std::remove("rel-table.json");
 }
