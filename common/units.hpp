@@ -118,6 +118,14 @@ inline std::string flops(double f) {
   while (std::fabs(f) >= 1000 && i < 6) f /= 1000, ++i;
   return fmt::format("{:.2f} {}", f, names[i]);
 }
+// A data rate in bits per second, as network rates are quoted ("100.00 Gb/s").
+inline std::string rate(double bytes_per_s) {
+  const char* names[] = {"b/s", "Kb/s", "Mb/s", "Gb/s", "Tb/s", "Pb/s", "Eb/s"};
+  double b = bytes_per_s * 8;
+  int i = 0;
+  while (std::fabs(b) >= 1000 && i < 6) b /= 1000, ++i;
+  return fmt::format("{:.2f} {}", b, names[i]);
+}
 inline std::string count(double n) {
   const char* names[] = {"", "K", "M", "B", "T"};
   int i = 0;

@@ -72,8 +72,9 @@ void validate_training(const ModelConfig& model, const TrainingConfig& t) {
     throw std::invalid_argument("micro-batch " + std::to_string(t.micro_batch) + " x sequence " +
                                 std::to_string(t.seq_len) + ": activations beyond 2^62 bytes, more than luwusim counts");
   // The trace lists every op of every micro-batch.
-  if (static_cast<long double>(t.grad_accum) * (model.layers + 2.0L) * 3 > 1e8L)
-    throw std::invalid_argument("grad-accum " + std::to_string(t.grad_accum) + ": the trace would list more than 1e8 ops");
+  if (static_cast<long double>(t.grad_accum) * (model.layers + 2.0L) * 3 > static_cast<long double>(kMaxTraceOps))
+    throw std::invalid_argument("grad-accum " + std::to_string(t.grad_accum) + ": the trace would list more than " +
+                                std::to_string(kMaxTraceOps) + " ops (about 100 B each in memory)");
 }
 
 GemmShape representative_gemm(const ModelConfig& model, const TrainingConfig& training, LayerKind kind) {

@@ -27,6 +27,11 @@
 
 namespace luwu::workloads {
 
+// The most ops one trace may list: 10 million (about 1 GB in memory), e.g. grad_accum 100,000 of a
+// 30-block model.  More is refused before anything is allocated.
+inline constexpr long long kMaxTraceOps = 10'000'000;
+
+
 enum class OpKind { Forward, Recompute, Backward };
 std::string to_string(OpKind);
 
@@ -77,7 +82,7 @@ struct Trace {
 
 // Throws std::invalid_argument when the training config does not fit the model or luwusim's
 // counts: micro_batch, seq_len, grad_accum outside [1, kMax...] (training_config.hpp);
-// seq_len > max_seq; activations of 2^62 bytes or more; more than 1e8 trace ops.
+// seq_len > max_seq; activations of 2^62 bytes or more; more than kMaxTraceOps trace ops.
 void validate_training(const ModelConfig& model, const TrainingConfig& training);
 
 Trace generate_trace(const ModelConfig& model, const TrainingConfig& training);

@@ -9,7 +9,7 @@
 //    "memory_efficient_attention": false,   default false
 //    "dtype": "fp16"}                       default "fp16"; "fp16", "bf16" or "fp32"
 // Unknown keys are rejected.  Then validate_training (workloads/trace.hpp) applies what luwusim
-// can count for this model: activation bytes below 2^62 and at most 1e8 trace ops.  Errors are
+// can count for this model: activation bytes below 2^62 and at most kMaxTraceOps trace ops.  Errors are
 // InputErrors at the field's JSON path (a seq_len beyond max_seq at "seq_len"), or at the object
 // for validate_training's limits, which involve several fields.
 #include "common/json_input.hpp"

@@ -6,11 +6,30 @@
 #include <fmt/format.h>
 
 #include "common/csv.hpp"
+#include "common/input_error.hpp"
 #include "common/units.hpp"
 #include "sim/engine/hardware.hpp"
 #include "sim/experiment/simulate.hpp"
 
 namespace luwu::sim {
+
+void check_simulation_budget(const Scenario& scenario) {
+  const auto gpus = static_cast<long double>(scenario.topology.gpus().size());
+  if (gpus > kMaxSimulatedGpus)
+    throw InputError(scenario.file, "$.cluster",
+                     fmt::format("{} GPUs: luwusim simulates at most {} GPUs in one process", gpus, kMaxSimulatedGpus));
+  // Every rank replays every op of its trace: one micro-batch's ops, grad_accum times, per GPU.
+  workloads::TrainingConfig one_micro_batch = scenario.training;
+  one_micro_batch.grad_accum = 1;
+  const auto ops = static_cast<long double>(workloads::generate_trace(scenario.model, one_micro_batch).ops.size());
+  const long double kernels = ops * scenario.training.grad_accum * gpus;
+  if (kernels > kMaxSimulatedKernels)
+    throw InputError(scenario.file, "$.training.grad_accum",
+                     fmt::format("{} ops per micro-batch x grad_accum {} x {} GPUs = {:.3g} kernels to simulate, "
+                                 "over the budget of {:.0e}",
+                                 static_cast<double>(ops), scenario.training.grad_accum, static_cast<double>(gpus),
+                                 static_cast<double>(kernels), static_cast<double>(kMaxSimulatedKernels)));
+}
 
 ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   auto say = [&](const std::string& line) {
@@ -26,6 +45,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   }
   if (systems.empty()) throw std::invalid_argument("no system of the scenario matches the --system filter");
 
+  check_simulation_budget(scenario);
   say("generating the trace of " + scenario.model.name);
   const auto trace = workloads::generate_trace(scenario.model, scenario.training);
   const Hardware hardware = hardware_of(scenario.topology);

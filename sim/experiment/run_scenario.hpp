@@ -22,6 +22,12 @@ struct RunOptions {
   std::function<void(const std::string&)> progress;  // one line per step, for stderr
 };
 
+// Kernels one simulation may replay (ops per rank x ranks): the paper scenario replays 2,400, 1,024
+// GPUs of GPT-3 1.3B 80,000; 10 million take minutes and gigabytes.  Past it, and past
+// kMaxSimulatedGpus, a scenario is refused before anything is simulated (InputError at its path).
+inline constexpr long double kMaxSimulatedKernels = 1e7;
+void check_simulation_budget(const Scenario& scenario);
+
 ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options);
 
 // {"scenario": summary, "results": [...]}

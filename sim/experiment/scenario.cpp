@@ -17,16 +17,33 @@
 namespace luwu::sim {
 namespace {
 
+// A line rate: "100Gb/s" (positive, at most 1 Pb/s), or a bare number of B/s of at least 1 Mb/s
+// (below that a bare number is almost surely a unit slip, e.g. 7 for 7 B/s; a slow link on purpose
+// says its unit: "1kb/s").
 double rate_of(const JsonNode& node) {
-  if (node.is_number()) return node.as_positive();
-  try {
-    double v = units::parse_quantity(node.as_string(), units::Dim::BytesPerSecond);
-    if (v <= 0) node.fail("expected a positive rate");
-    return v;
-  } catch (const std::invalid_argument& e) {
-    node.fail(e.what());
+  constexpr double kMinBareRate_Bps = 1e6 / 8, kMaxRate_Bps = 1e15 / 8;
+  double v = 0;
+  if (node.is_number()) {
+    v = node.as_positive();
+    if (v < kMinBareRate_Bps)
+      node.fail(units::rate(v) + " as a bare number of B/s is below 1 Mb/s: give the rate with its unit, e.g. "
+                                 "\"100Gb/s\"");
+  } else {
+    try {
+      v = units::parse_quantity(node.as_string(), units::Dim::BytesPerSecond);
+    } catch (const std::invalid_argument& e) {
+      node.fail(e.what());
+    }
+    if (!(v > 0)) node.fail("expected a positive rate");
   }
+  if (v > kMaxRate_Bps) node.fail(units::rate(v) + " is over 1 Pb/s");
+  return v;
 }
+
+// SSDs on one host: a 2U server holds 24 to 32 NVMe drives; beyond 1024 a count only burns time.
+constexpr int kMaxDisksPerHost = 1024;
+// Leaf oversubscription beyond 64:1 leaves a fabric that no cluster is built as.
+constexpr int kMaxOversubscription = 64;
 
 int int_arg(const JsonNode& c, const std::string& key, int dflt, int lo = 1, int hi = 1 << 24) {
   return static_cast<int>(c.get_int(key, dflt, lo, hi));
@@ -61,6 +78,20 @@ void profile_args(const JsonNode& c, const std::vector<std::pair<std::string, st
       entry.at("name").fail("another inline profile of this cluster is also named \"" + profile.name + "\"");
     *target = profile.name;
     catalog.add(std::move(profile));
+  }
+  // A role's named profile must exist: shipped, or inline in this cluster (checked once all the
+  // inline ones are known, so that a role may name another role's).
+  for (auto& [role, target] : roles) {
+    if (!p.has(role) || p.at(role).is_object() || catalog.find(*target) || is_shipped(*target)) continue;
+    try {
+      models::find_profile(*target);  // a profile file's path
+      continue;
+    } catch (const InputError&) {
+    }
+    std::vector<std::string> known = models::shipped_profile_names();
+    for (const auto& [name, profile] : catalog.profiles()) known.push_back(name);
+    p.at(role).fail("unknown profile \"" + *target + "\"" + did_you_mean(*target, known) +
+                    "; `luwusim profiles list` shows the shipped ones");
   }
 }
 
@@ -128,8 +159,8 @@ topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& 
   p.workers = int_arg(c, "workers", p.workers);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   p.optimizer_nics = int_arg(c, "optimizer_nics", p.optimizer_nics);
-  p.optimizer_ssds = int_arg(c, "optimizer_ssds", p.optimizer_ssds, 0);
-  p.nvme_per_worker = int_arg(c, "nvme_per_worker", p.nvme_per_worker, 0);
+  p.optimizer_ssds = int_arg(c, "optimizer_ssds", p.optimizer_ssds, 0, kMaxDisksPerHost);
+  p.nvme_per_worker = int_arg(c, "nvme_per_worker", p.nvme_per_worker, 0, kMaxDisksPerHost);
   profile_args(c, {{"gpu", &p.gpu_profile}, {"pcie", &p.pcie_profile}, {"nic", &p.nic_profile},
                    {"switch", &p.switch_profile}, {"host", &p.host_profile}, {"ssd", &p.ssd_profile},
                    {"optimizer_nic", &p.optimizer_nic_profile}},
@@ -147,7 +178,7 @@ void server_args(const JsonNode& c, ServerParams& p, models::ProfileCatalog& cat
   p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server);
   p.gpus_per_nic = int_arg(c, "gpus_per_nic", p.gpus_per_nic);
   p.gpus_per_pcie_switch = int_arg(c, "gpus_per_pcie_switch", p.gpus_per_pcie_switch);
-  p.nvme_per_server = int_arg(c, "nvme_per_server", p.nvme_per_server, 0);
+  p.nvme_per_server = int_arg(c, "nvme_per_server", p.nvme_per_server, 0, kMaxDisksPerHost);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   profile_args(c, {{"gpu", &p.gpu_profile}, {"nvlink", &p.nvlink_profile}, {"pcie", &p.pcie_profile},
                    {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
@@ -172,7 +203,11 @@ topologies::Topology build_fat_tree(const JsonNode& c, models::ProfileCatalog& c
   server_args(c, p, catalog);
   p.tiers = int_arg(c, "tiers", p.tiers, 2, 3);
   p.leaf_down_ports = int_arg(c, "leaf_down_ports", p.leaf_down_ports, 0);
-  if (c.has("oversubscription")) p.oversubscription = c.at("oversubscription").as_positive();
+  if (c.has("oversubscription")) {
+    p.oversubscription = c.at("oversubscription").as_positive();
+    if (p.oversubscription > kMaxOversubscription)
+      c.at("oversubscription").fail("expected at most " + std::to_string(kMaxOversubscription) + ":1");
+  }
   return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
     return topologies::build_fat_tree(p, profiles);
   });
@@ -254,7 +289,13 @@ Scenario scenario_from_json(const JsonNode& root) {
   }
 
   JsonNode systems = root.at("systems");
-  for (std::size_t i = 0; i < systems.size(); ++i) s.systems.push_back(system_from_json(systems.at(i)));
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    s.systems.push_back(system_from_json(systems.at(i)));
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.systems[j]->label() == s.systems[i]->label())
+        systems.at(i).fail("label \"" + s.systems[i]->label() + "\" is also $.systems[" + std::to_string(j) +
+                           "]'s: results name systems by label, give each entry its own (\"label\": ...)");
+  }
   if (s.systems.empty()) systems.fail("expected at least one system");
 
   if (root.has("simulation")) {

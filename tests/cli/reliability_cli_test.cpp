@@ -253,3 +253,52 @@ TEST_CASE("reliability: run --csv quotes labels with commas, quotes and newlines
   CHECK_FALSE(contains(table.out, "does not run: does not"));
   std::remove("rel-table.json");
 }
+
+TEST_CASE("reliability: inputs that are not regular JSON files are refused at once, naming them (exit 2)") {
+  // A device read until memory ran out (/dev/zero) or forever (/dev/urandom); a directory read as
+  // "unexpected end of input".
+  for (const char* input : {"/dev/zero", "/dev/urandom", "."}) {
+    CAPTURE(input);
+    auto r = run_bounded(std::string("run ") + input);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, input));
+  }
+}
+
+TEST_CASE("reliability: suspicious scenario values are errors at their JSON path") {
+  auto run_with = [](const std::string& cluster, const std::string& systems, const std::string& training) {
+    write_text("rel-values.json", R"({"model": "gpt3-125m", "training": )" + training + R"(, "cluster": )" + cluster +
+                                      R"(, "systems": )" + systems + "}");
+    auto r = run_bounded("run rel-values.json");
+    std::remove("rel-values.json");
+    return r;
+  };
+  const std::string star = R"({"topology": "luwu-star", "workers": 2})";
+  const std::string one = R"({"micro_batch": 1, "seq_len": 64})";
+  // 7 as a bare number is 7 B/s: a unit slip.
+  auto slow = run_with(R"({"topology": "luwu-star", "workers": 2, "network": 7})", R"(["ddp"])", one);
+  CHECK(slow.exit_code == 2);
+  CHECK(contains(slow.err, "$.cluster.network"));
+  // A misspelt profile is named with its path and the nearest name.
+  auto typo = run_with(R"({"topology": "luwu-star", "workers": 2, "profiles": {"gpu": "a100-40gb-sxn"}})", R"(["ddp"])", one);
+  CHECK(typo.exit_code == 2);
+  CHECK(contains(typo.err, "$.cluster.profiles.gpu"));
+  CHECK(contains(typo.err, "a100-40gb-sxm"));
+  // Two entries with one label would be indistinguishable in the results.
+  auto twice = run_with(star, R"(["ddp", {"name": "ddp", "bucket_bytes": 1e6}])", one);
+  CHECK(twice.exit_code == 2);
+  CHECK(contains(twice.err, "$.systems[1]"));
+  // Absurd device counts and oversubscription are refused, not built.
+  auto ssds = run_with(R"({"topology": "luwu-star", "workers": 2, "nvme_per_worker": 100000})", R"(["ddp"])", one);
+  CHECK(ssds.exit_code == 2);
+  CHECK(contains(ssds.err, "$.cluster.nvme_per_worker"));
+  auto over = run_with(R"({"topology": "fat-tree", "servers": 4, "oversubscription": 1e308})", R"(["ddp"])", one);
+  CHECK(over.exit_code == 2);
+  CHECK(contains(over.err, "$.cluster.oversubscription"));
+  // 100,000 micro-batches on 8 GPUs: tens of millions of kernels, refused before anything runs.
+  auto work = run_with(R"({"topology": "luwu-star", "workers": 8})", R"(["ddp"])",
+                       R"({"micro_batch": 1, "seq_len": 64, "grad_accum": 100000})");
+  CHECK(work.exit_code == 2);
+  CHECK(contains(work.err, "$.training.grad_accum"));
+  CHECK(contains(work.err, "budget"));
+}
