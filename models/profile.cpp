@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <algorithm>
 #include <filesystem>
@@ -28,6 +29,34 @@ std::vector<std::string> field_names(const KindSpec& kind) {
 
 bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
+// What hardware can be, by dimension, in base units: a value outside it is a slip (a unit, an
+// exponent) that would only give infinite or meaningless times (1e-300 FLOP/s, a 1e308 s latency),
+// so it is refused at its field.  The bounds are generous on purpose: 1 EB, 10 PB/s, 1000 s.
+struct Magnitude {
+  double min_positive;
+  double max;
+};
+Magnitude plausible_magnitude(units::Dim dim) {
+  switch (dim) {
+    case units::Dim::Bytes: return {1e-3, 1e18};
+    case units::Dim::BytesPerSecond: return {1e3, 1e16};
+    case units::Dim::Seconds: return {1e-12, 1e3};
+    case units::Dim::FlopsPerSecond: return {1e6, 1e19};
+    case units::Dim::Flops: return {1e-3, 1e30};
+    case units::Dim::Count: return {1e-3, 1e12};
+    case units::Dim::Watts: return {1e-3, 1e7};
+    case units::Dim::Hertz: return {1, 1e13};
+    case units::Dim::PacketsPerSecond: return {1, 1e13};
+    case units::Dim::Fraction: return {0, 1};
+  }
+  return {0, 1e300};
+}
+std::string fmt_base(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 // Range check shared by loading and overrides; returns "" when fine, else what is wrong.
 std::string range_problem(const FieldSpec& spec, double value) {
   if (!std::isfinite(value)) return "expected a finite number";
@@ -49,6 +78,14 @@ std::string range_problem(const FieldSpec& spec, double value) {
       break;
   }
   if (spec.integer && std::floor(value) != value) return "must be a whole number";
+  if (spec.range == FieldRange::Positive || spec.range == FieldRange::NonNegative) {
+    const Magnitude m = plausible_magnitude(spec.dim);
+    if (value > m.max)
+      return "is beyond any hardware (at most " + fmt_base(m.max) + " " + dim_name(spec.dim) + " here)";
+    if (value > 0 && value < m.min_positive)
+      return "is too small for any hardware (at least " + fmt_base(m.min_positive) + " " + dim_name(spec.dim) +
+             " here): the times it would give are not finite";
+  }
   return "";
 }
 

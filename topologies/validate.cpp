@@ -43,12 +43,14 @@ void validate_topology(const Topology& topo, const std::string& given_file) {
 
   for (Edge e : topo.edges()) {
     const EdgeProps& p = topo[e];
-    if (!(p.bandwidth_Bps > 0))
+    // Bounds that keep every transfer finite: a link slower than 1 B/s or faster than 10 PB/s, or a
+    // latency over 1000 s, is a slip (a unit, an exponent), not a link.
+    if (!(p.bandwidth_Bps >= 1 && p.bandwidth_Bps <= 1e16))
       throw luwu::InputError(file, link_json_path(p.index) + ".bandwidth_Bps",
-                             "link \"" + p.name + "\" needs a positive bandwidth");
-    if (!(p.latency_s >= 0))
+                             "link \"" + p.name + "\" needs a bandwidth between 1 B/s and 10 PB/s");
+    if (!(p.latency_s >= 0 && p.latency_s <= 1e3))
       throw luwu::InputError(file, link_json_path(p.index) + ".latency_s",
-                             "link \"" + p.name + "\" needs a non-negative latency");
+                             "link \"" + p.name + "\" needs a latency between 0 and 1000 s");
   }
 
   for (Vertex v : topo.network_switches()) {

@@ -24,6 +24,7 @@ struct RankTimes {
   double communication_wait_s = 0;
   double io_wait_s = 0;
   double finish_s = 0;
+  bool finished = false;        // the rank's actor reached the end of its iteration
   std::uint64_t kernels = 0;    // kernels executed, for the simulator's own statistics
 };
 

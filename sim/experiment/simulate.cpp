@@ -1,6 +1,7 @@
 #include "sim/experiment/simulate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -48,6 +49,7 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
       RankEnv env{cluster, *gpus[r], roles.ranks[r]};
       schedule->run_rank(env);
       gpus[r]->times().finish_s = simgrid::s4u::Engine::get_clock();
+      gpus[r]->times().finished = true;
     });
   }
   engine->run();
@@ -55,7 +57,19 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
   SystemResult result;
   result.system = system.label();
   result.workers = world;
-  for (auto& g : gpus) result.iteration_time_s = std::max(result.iteration_time_s, g->times().finish_s);
+  for (auto& g : gpus) {
+    // A rank that never finished means some activity never ends (SimGrid reports a deadlock): say
+    // so, rather than return a time that is not one.
+    if (!g->times().finished)
+      throw std::runtime_error(fmt::format(
+          "rank {} never finished its iteration (the engine found nothing left that could progress at {:.6g} s): "
+          "an input gives some transfer or kernel no end; check the cluster's rates and latencies",
+          g->rank(), simgrid::s4u::Engine::get_clock()));
+    result.iteration_time_s = std::max(result.iteration_time_s, g->times().finish_s);
+  }
+  if (!std::isfinite(result.iteration_time_s))
+    throw std::runtime_error(fmt::format("the iteration time came out as {}: check the cluster's rates and latencies",
+                                         result.iteration_time_s));
   const double t = result.iteration_time_s;
   for (auto& g : gpus) {
     const RankTimes& rt = g->times();

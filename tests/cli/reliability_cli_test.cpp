@@ -302,3 +302,30 @@ TEST_CASE("reliability: suspicious scenario values are errors at their JSON path
   CHECK(contains(work.err, "$.training.grad_accum"));
   CHECK(contains(work.err, "budget"));
 }
+
+TEST_CASE("reliability: hardware numbers beyond any hardware are errors at their path, not deadlocks or null times") {
+  // Each of these ran into SimGrid's "Deadlock detected" and a raw json type_error (exit 1).
+  for (const char* override_json : {R"("pcie-gen4-x16": {"latency": 1e308})", R"("a100-40gb-sxm": {"peak_fp16_flops": 1e-300})",
+                                    R"("samsung-pm1733": {"read_bandwidth": 1e-300})"}) {
+    CAPTURE(override_json);
+    write_text("rel-extreme.json", std::string(R"({"model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 64},
+        "cluster": {"topology": "luwu-star", "workers": 2, "overrides": {)") + override_json + R"(}},
+        "systems": ["zero3", "zero-infinity"]})");
+    auto r = run_bounded("run rel-extreme.json");
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "$.cluster.overrides."));
+  }
+  std::remove("rel-extreme.json");
+  // A topology file's link with a 1e308 s latency.
+  REQUIRE(run_bounded("topo build --kind luwu-star --workers 2 -o rel-extreme-topo.json").exit_code == 0);
+  json topo = json::parse(read_whole_file("rel-extreme-topo.json"));
+  topo["links"][0]["latency_s"] = 1e308;
+  write_text("rel-extreme-topo.json", topo.dump());
+  write_text("rel-extreme.json", R"({"model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 64},
+      "cluster": {"topology_file": "rel-extreme-topo.json"}, "systems": ["ddp"]})");
+  auto r = run_bounded("run rel-extreme.json");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "$.links[0].latency_s"));
+  std::remove("rel-extreme.json");
+  std::remove("rel-extreme-topo.json");
+}
