@@ -29,10 +29,14 @@ struct AggregationSettings {
   // ALUs add (SwitchML, section 4).
   double element_bytes = 4;
 
+  // Each piece is a flow per worker (and a multicast leg per worker): past 1024 pieces a gradient's
+  // pipelining gains nothing and the flows only cost simulation time.
+  static constexpr int kMaxPieces = 1024;
+
   static std::vector<std::string> keys() { return {"pipeline_chunks", "aggregation_element_bytes"}; }
   static AggregationSettings parse(const SystemEntry& entry) {
     AggregationSettings s;
-    s.pieces = static_cast<int>(entry.settings().get_int("pipeline_chunks", s.pieces, 1, 1 << 16));
+    s.pieces = static_cast<int>(entry.settings().get_int("pipeline_chunks", s.pieces, 1, kMaxPieces));
     if (entry.has("aggregation_element_bytes")) s.element_bytes = entry.at("aggregation_element_bytes").as_positive();
     return s;
   }

@@ -174,7 +174,12 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
                                     CheckpointOffloadSettings::keys(), CollectiveSettings::keys()}));
   ZeroInfinitySettings s;
   if (entry.has("offload")) s.offload = entry.at("offload").as_choice(Choices<Tier>{{"nvme", Tier::Nvme}, {"dram", Tier::Dram}}, "offload tier");
-  if (entry.has("optimizer_chunk_params")) s.optimizer_chunk_params = entry.at("optimizer_chunk_params").as_positive();
+  if (entry.has("optimizer_chunk_params")) {
+    // Each sub-group is a read, an update and a write-back to simulate: below 1e5 parameters a
+    // 175B shard would be millions of them (DeepSpeed's default is 1e9).
+    s.optimizer_chunk_params = entry.at("optimizer_chunk_params").as_positive();
+    if (s.optimizer_chunk_params < 1e5) entry.at("optimizer_chunk_params").fail("expected at least 1e5 parameters per sub-group");
+  }
   s.prefetch = PrefetchSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry);
   s.collectives = CollectiveSettings::parse(entry);

@@ -10,7 +10,7 @@ struct ZeroInfinitySettings {
   // offload_optimizer.device).
   enum class Tier { Nvme, Dram } offload = Tier::Nvme;
   // Optimizer state is streamed through DRAM in sub-groups of this many parameters, read ->
-  // update -> write back, double-buffered.  DeepSpeed's sub_group_size default, 1e9.
+  // update -> write back, double-buffered.  DeepSpeed's sub_group_size default, 1e9; at least 1e5.
   double optimizer_chunk_params = 1e9;
   PrefetchSettings prefetch;
   CheckpointOffloadSettings checkpoints;

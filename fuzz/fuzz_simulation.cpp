@@ -1,0 +1,25 @@
+// libFuzzer target: whole scenarios, loaded and simulated.  The loaders' targets stop at the
+// document; this one goes on to run every system of a scenario that loads, as `luwusim run` does,
+// so that extreme but accepted values (latencies, rates, counts, settings) reach the models and
+// the engine.  Whatever a scenario asks past the fuzzer's small budget is skipped, not simulated:
+// up to 16 GPUs and 20,000 kernels, a few simulated systems per input.  A simulation that fails
+// (an exception other than an input error, a crashed child, a rank that never finishes) is a
+// finding.
+#include "fuzz/fuzz_loader.hpp"
+#include "sim/experiment/run_scenario.hpp"
+#include "sim/experiment/scenario.hpp"
+#include "workloads/trace.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return luwu::fuzz::run_loader(data, size, "/nonexistent-fuzz-dir/fuzz.simulation.json", [](const luwu::JsonNode& node) {
+    const auto scenario = luwu::sim::scenario_from_json(node);
+    luwu::sim::check_simulation_budget(scenario);
+    const auto gpus = scenario.topology.gpus().size();
+    auto one = scenario.training;
+    one.grad_accum = 1;
+    const auto kernels = luwu::workloads::generate_trace(scenario.model, one).ops.size() *
+                         static_cast<std::size_t>(scenario.training.grad_accum) * gpus;
+    if (gpus > 16 || kernels > 20'000 || scenario.systems.size() > 4) return;
+    luwu::sim::run_scenario(scenario, {});
+  });
+}
