@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -26,6 +27,7 @@ struct SweepArgs {
   std::string shard = "0/1";
   std::string csv;
   bool list = false;
+  bool allow_mixed = false;
 };
 
 std::string clock_text(double seconds) {
@@ -70,9 +72,18 @@ const bool registered_sweep = luwu::cli::register_command(
       app.add_option("--shard", a->shard, "Run only the points whose index mod n is i (i/n, e.g. 0/2)");
       app.add_option("--csv", a->csv, "Afterwards, write every result of the output file as CSV here");
       app.add_flag("--list", a->list, "Print the points (index, id, settings) as JSON lines and run nothing");
+      app.add_flag("--allow-mixed", a->allow_mixed,
+                   "With --resume, keep results of another sweep (other base or axes) found in the output file");
       return [a]() -> int {
         auto sweep = luwu::sim::load_sweep_definition(a->input);
-        for (const auto& s : a->sets) luwu::sim::set_axis(sweep, luwu::sim::parse_set_option(s));
+        std::set<std::string> set_keys;  // a second --set of a key would silently replace the first
+        for (const auto& s : a->sets) {
+          auto axis = luwu::sim::parse_set_option(s);
+          if (!set_keys.insert(axis.key).second)
+            throw std::invalid_argument("--set " + axis.key + " is given more than once; give all its values in one --set " +
+                                        axis.key + "=v1,v2,...");
+          luwu::sim::set_axis(sweep, std::move(axis));
+        }
         if (!a->sets.empty() && sweep.origin == a->input && sweep.axes.size() == a->sets.size())
           sweep.origin = a->input + " --set";
         const auto shard = luwu::sim::parse_shard(a->shard);
@@ -92,6 +103,7 @@ const bool registered_sweep = luwu::cli::register_command(
         options.jobs = a->jobs;
         options.resume = a->resume;
         options.overwrite = a->overwrite;
+        options.allow_mixed = a->allow_mixed;
         options.shard = shard;
         options.progress = progress_bar();
         options.warn = [](const std::string& line) { std::cerr << "warning: " << line << "\n"; };
@@ -110,7 +122,7 @@ const bool registered_sweep = luwu::cli::register_command(
           return 128 + summary.interrupted_by;
         }
         if (!a->csv.empty())
-          luwu::write_file_atomically(a->csv, luwu::sim::sweep_results_to_csv(luwu::sim::merge_sweep_results({a->output})));
+          luwu::write_file_atomically(a->csv, luwu::sim::sweep_results_to_csv(luwu::sim::merge_sweep_results({a->output}, a->allow_mixed)));
         std::cerr << fmt::format("sweep: {} points simulated, {} failed; results in {}\n", summary.ran, summary.failed,
                                  a->output);
         return summary.failed > 0 ? 1 : 0;
@@ -121,6 +133,7 @@ struct ExportArgs {
   std::vector<std::string> inputs;
   std::string csv;
   std::string jsonl;
+  bool allow_mixed = false;
 };
 
 const bool registered_export = luwu::cli::register_command(
@@ -132,8 +145,10 @@ const bool registered_export = luwu::cli::register_command(
           app.add_option("--csv", a->csv, "Write one row per point and system to this file (no file or -: stdout)")
               ->expected(0, 1);
       app.add_option("--jsonl", a->jsonl, "Write the merged lines here, one per point, sorted by index");
+      app.add_flag("--allow-mixed", a->allow_mixed,
+                   "Merge results of different sweeps (other base or axes) too; refused otherwise");
       return [a, csv_option]() -> int {
-        const auto lines = luwu::sim::merge_sweep_results(a->inputs);
+        const auto lines = luwu::sim::merge_sweep_results(a->inputs, a->allow_mixed);
         if (!a->jsonl.empty()) luwu::write_file_atomically(a->jsonl, luwu::sim::sweep_lines_to_jsonl(lines));
         // CSV to stdout unless only merged JSONL was asked for.
         const bool want_csv = csv_option->count() > 0 || a->jsonl.empty();

@@ -28,7 +28,8 @@ def read_lines(path):
 def rows(lines):
     """One dict per point and system: the point's settings under "point", the scenario summary
     fields, and the system's result (or its "error").  A point that failed as a whole gives one
-    row with system None."""
+    row with system None; a point with results and an "error" (a system's simulation crashed)
+    gives its systems' rows, the crashed one with its error."""
     out = []
     for line in lines:
         scenario = line.get("scenario", {})
@@ -42,7 +43,7 @@ def rows(lines):
             "workers": scenario.get("workers"),
             "network": scenario.get("cluster", {}).get("network", line.get("input", {}).get("cluster", {}).get("network")),
         }
-        if "error" in line or "results" not in line:
+        if "results" not in line:
             out.append(dict(base, system=None, error=line.get("error", "no results")))
             continue
         for result in line["results"]:

@@ -32,6 +32,17 @@ namespace luwu::sim {
 struct IsolatedResult {
   bool ok;
   std::string output;  // what the function returned (ok), or the error message
+  // The child did not end cleanly with a whole message (killed by a signal, or exited without
+  // one): a crash, as opposed to an exception the function threw.
+  bool crashed = false;
+};
+
+// A child process that crashed (IsolatedResult::crashed), as an exception: a sweep counts the
+// point whose simulation crashed as failed, while an ordinary error of one system (one luwusim
+// cannot simulate yet) is only that system's entry.
+class ProcessCrashed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // "killed by signal 9 (SIGKILL)", "exited with code 3": how a child ended, from waitpid's status.
@@ -152,8 +163,10 @@ class IsolatedChild {
     if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0 && !output_.empty() &&
         (output_[0] == '1' || output_[0] == '0'))
       return {output_[0] == '1', output_.substr(1)};
-    return {false, options_.label + " " + (status ? exit_status_text(*status) : "could not be waited for") +
-                       (output_.empty() ? " without a result" : " without a whole result")};
+    return {false,
+            options_.label + " " + (status ? exit_status_text(*status) : "could not be waited for") +
+                (output_.empty() ? " without a result" : " without a whole result"),
+            true};
   }
 
   // SIGKILL to the child (and its process group); finish() then reports it killed.
@@ -200,6 +213,15 @@ class IsolatedChild {
   Options options_;
   std::string output_;
 };
+
+// Nothing if the child succeeded; otherwise "<what> failed: <why>" as ProcessCrashed when it
+// crashed, as std::runtime_error when the function threw.
+inline void throw_unless_ok(const IsolatedResult& r, const std::string& what) {
+  if (r.ok) return;
+  const std::string message = what + " failed: " + r.output;
+  if (r.crashed) throw ProcessCrashed(message);
+  throw std::runtime_error(message);
+}
 
 // Runs `fn` in a child process and waits for it.  The child's exceptions come back as
 // {false, what()}; a child that crashes comes back as {false, "simulation process killed by

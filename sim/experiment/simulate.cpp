@@ -135,7 +135,7 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
   }
 
   auto outcome = run_isolated([&] { return simulate_in_this_process(trace, topology, hardware, system, options).dump(); });
-  if (!outcome.ok) throw std::runtime_error("simulating " + system.label() + " failed: " + outcome.output);
+  throw_unless_ok(outcome, "simulating " + system.label());
   result = result_from_json(luwu::Json::parse(outcome.output));
   result.memory = footprint_to_json(fit.footprint);
   result.gpu_peak_memory_bytes.assign(static_cast<std::size_t>(world), static_cast<double>(fit.footprint.gpu_total_bytes()));

@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,8 +45,11 @@ luwu::Json get_or_null(const luwu::Json& j, const std::string& key) {
 }  // namespace
 
 std::string sweep_result_line(const SweepPoint& point, const luwu::Json& run_json) {
-  return fmt::format("{},\"scenario\":{},\"results\":{}}}", line_head(point), run_json.at("scenario").dump(),
-                     run_json.at("results").dump());
+  // "error" beside the results: the point failed (a system's simulation crashed), its other
+  // systems' results are kept.
+  const std::string error = run_json.contains("error") ? ",\"error\":" + run_json.at("error").dump() : "";
+  return fmt::format("{},\"scenario\":{},\"results\":{}{}}}", line_head(point), run_json.at("scenario").dump(),
+                     run_json.at("results").dump(), error);
 }
 
 std::string sweep_error_line(const SweepPoint& point, const std::string& error) {
@@ -86,20 +91,37 @@ std::vector<SweepLine> read_sweep_lines(const std::string& path, std::size_t* pa
 SweepResultsFile::SweepResultsFile(const std::string& path, OpenResults mode,
                                    const std::function<void(const std::string&)>& warn)
     : path_(path) {
-  std::size_t partial = 0;
-  if (mode != OpenResults::Overwrite) existing_ = read_sweep_lines(path, &partial);
-  if (mode == OpenResults::Fresh && (!existing_.empty() || partial > 0))
-    throw std::invalid_argument(path + " already holds " + std::to_string(existing_.size()) +
-                                " results: pass --resume to continue that sweep or --overwrite to start again");
-  int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (mode == OpenResults::Overwrite ? O_TRUNC : 0);
-  fd_ = ::open(path.c_str(), flags, 0644);
+  // Open (never truncating yet) and lock before reading: a second sweep on the same file stops
+  // here instead of writing every point beside the first.  The lock lasts as long as this object
+  // (the point processes share the descriptor, and die with the sweep).
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) system_error(path, "cannot open for appending");
-  if (partial > 0) {
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) system_error(path, "cannot stat");
-    if (::ftruncate(fd_, st.st_size - static_cast<off_t>(partial)) != 0) system_error(path, "cannot drop a partial line");
-    ::fsync(fd_);
-    if (warn) warn(fmt::format("{}: dropped a partial last line ({} bytes) left by an interrupted sweep", path, partial));
+  try {
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK)
+        throw std::invalid_argument(path + ": another sweep holds it (the results file is locked); wait for that sweep "
+                                           "to finish or write to another -o file");
+      system_error(path, "cannot lock");
+    }
+    std::size_t partial = 0;
+    if (mode != OpenResults::Overwrite) existing_ = read_sweep_lines(path, &partial);
+    if (mode == OpenResults::Fresh && (!existing_.empty() || partial > 0))
+      throw std::invalid_argument(path + " already holds " + std::to_string(existing_.size()) +
+                                  " results: pass --resume to continue that sweep or --overwrite to start again");
+    if (mode == OpenResults::Overwrite && ::ftruncate(fd_, 0) != 0) system_error(path, "cannot empty");
+    if (partial > 0) {
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0) system_error(path, "cannot stat");
+      if (::ftruncate(fd_, st.st_size - static_cast<off_t>(partial)) != 0)
+        system_error(path, "cannot drop a partial line");
+      ::fsync(fd_);
+      if (warn)
+        warn(fmt::format("{}: dropped a partial last line ({} bytes) left by an interrupted sweep", path, partial));
+    }
+  } catch (...) {
+    ::close(fd_);  // also releases the lock
+    fd_ = -1;
+    throw;
   }
 }
 
@@ -126,13 +148,67 @@ void SweepResultsFile::append(const std::string& line) {
   if (::fsync(fd_) != 0) system_error(path_, "cannot sync");
 }
 
-std::vector<SweepLine> merge_sweep_results(const std::vector<std::string>& files) {
+namespace {
+
+// What a line says of its sweep: the keys of its axes, and its base scenario, taken as the
+// point's input with every axis key set to null (the same for every point of one sweep).
+struct SweepIdentity {
+  std::string axes;  // the point's keys, comma-separated, sorted
+  std::uint64_t base = 0;
+};
+
+SweepIdentity identity_of(const SweepLine& l) {
+  SweepIdentity out;
+  const luwu::Json point = get_or_null(l.json, "point");
+  luwu::Json base = get_or_null(l.json, "input");
+  if (point.is_object())
+    for (auto it = point.begin(); it != point.end(); ++it) {
+      out.axes += (out.axes.empty() ? "" : ",") + it.key();
+      try {
+        apply_setting(base, it.key(), nullptr, "");
+      } catch (const std::exception&) {
+        // a path that ran through something else: the rest of the input still tells
+      }
+    }
+  out.base = fnv1a_64(base.dump());
+  return out;
+}
+
+[[noreturn]] void mixed_sweeps(const std::string& detail) {
+  throw std::invalid_argument("results of different sweeps: " + detail +
+                              "; their indexes mean different settings, so they are not merged (pass --allow-mixed to "
+                              "merge them anyway)");
+}
+
+}  // namespace
+
+std::vector<SweepLine> merge_sweep_results(const std::vector<std::string>& files, bool allow_mixed) {
   std::map<std::string, SweepLine> by_id;
+  std::map<int, std::pair<std::string, std::string>> id_of_index;  // index -> (id, file)
+  std::optional<std::pair<SweepIdentity, std::string>> first;     // the first line's sweep, and its file
   for (const auto& f : files) {
     bool exists = false;
     read_all(f, &exists);
     if (!exists) throw InputError(f, "", "cannot open file");
-    for (auto& l : read_sweep_lines(f)) by_id.emplace(l.id, std::move(l));
+    for (auto& l : read_sweep_lines(f)) {
+      if (!allow_mixed) {
+        const auto [seen, fresh] = id_of_index.emplace(l.index, std::make_pair(l.id, f));
+        if (!fresh && seen->second.first != l.id)
+          mixed_sweeps(fmt::format("point {} is {} in {} but {} in {}", l.index, seen->second.first, seen->second.second,
+                                   l.id, f));
+        const SweepIdentity identity = identity_of(l);
+        if (!first) {
+          first = std::make_pair(identity, f);
+        } else if (identity.axes != first->first.axes) {
+          mixed_sweeps(fmt::format("{} has points with axes [{}] and {} has points with axes [{}]", first->second,
+                                   first->first.axes, f, identity.axes));
+        } else if (identity.base != first->first.base) {
+          mixed_sweeps(fmt::format("the points of {} and {} (point {}) come from different base scenarios",
+                                   first->second, f, l.id));
+        }
+      }
+      by_id.emplace(l.id, std::move(l));
+    }
   }
   std::vector<SweepLine> out;
   for (auto& [id, l] : by_id) out.push_back(std::move(l));
@@ -187,7 +263,7 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
     const luwu::Json cluster = get_or_null(scenario, "cluster");
     for (const auto& c : cluster_cols) head.add(get_or_null(cluster, c));
 
-    if (j.contains("error") || !j.contains("results")) {
+    if (!j.contains("results")) {  // failed as a whole; a crashed system's row below has its error
       CsvRow row = head;
       row.add_blanks(1 + result_fields);  // no system, no result
       row.add(get_or_null(j, "error"));

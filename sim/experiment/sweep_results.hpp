@@ -5,6 +5,8 @@
 //    "scenario": {summary as in `luwusim run --json`}, "results": [{system result} | {"system", "error"}]}
 // or, when the point could not be simulated at all,
 //   {"id", "index", "point", "input", "error": "why"}.
+// A point one of whose simulations crashed (killed by a signal) failed too: its line has the
+// "scenario" and "results" (the crashed system's entry with its error) and then an "error".
 // Lines are appended whole, one write() then fsync(), so a killed sweep leaves every finished
 // point and at most one partial last line, which the next open drops.
 #include <functional>
@@ -58,7 +60,10 @@ class SweepResultsFile {
 };
 
 // The results of several files (shards, resumed runs) as one: one line per id, sorted by index.
-std::vector<SweepLine> merge_sweep_results(const std::vector<std::string>& files);
+// Lines of different sweeps (the same index with another id, other axes, or another base
+// scenario, as each line's "point" and "input" tell) are an std::invalid_argument naming the
+// files, unless allow_mixed.
+std::vector<SweepLine> merge_sweep_results(const std::vector<std::string>& files, bool allow_mixed = false);
 std::string sweep_lines_to_jsonl(const std::vector<SweepLine>& lines);
 
 // One row per point and system, flat columns with units in their names; a point that failed is

@@ -50,11 +50,12 @@ struct RunningPoint {
 
 // The child leads its own process group (the simulation processes it forks join it), so the
 // sweep can kill a point whole, and a terminal's Ctrl-C reaches only the sweep, which decides.
-RunningPoint start_point(const SweepDefinition& sweep, const SweepPoint& point, std::size_t which) {
-  auto run = [&sweep, &point] {
+RunningPoint start_point(const SweepDefinition& sweep, const SweepPoint& point, std::size_t which,
+                         const std::function<ScenarioRun(const Scenario&)>& run_system) {
+  auto run = [&sweep, &point, &run_system] {
     std::signal(SIGINT, SIG_DFL);  // the sweep's handlers only set a flag nobody reads here
     std::signal(SIGTERM, SIG_DFL);
-    return simulate_point(sweep, point).dump();
+    return simulate_point(sweep, point, run_system).dump();
   };
   return {IsolatedChild::start(run, {.label = "point process", .own_process_group = true}), which};
 }
@@ -80,25 +81,30 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
-luwu::Json simulate_point(const SweepDefinition& sweep, const SweepPoint& point) {
+luwu::Json simulate_point(const SweepDefinition& sweep, const SweepPoint& point,
+                          const std::function<ScenarioRun(const Scenario&)>& run_system) {
   const Scenario scenario = scenario_from_json(JsonNode(point.scenario, sweep.base_file));
   luwu::Json summary;
   luwu::Json results = luwu::Json::array();
-  std::string errors;
+  std::string errors, crashes;
   for (const auto& system : scenario.systems) {
     Scenario one = scenario;
     one.systems = {system};
     try {
-      const auto run = run_scenario(one, RunOptions{});
+      const auto run = run_system ? run_system(one) : run_scenario(one, RunOptions{});
       if (summary.is_null()) summary = run.summary;
       results.push_back(result_to_json(run.results.at(0)));
     } catch (const std::exception& e) {
       results.push_back({{"system", system->label()}, {"error", e.what()}});
       errors += (errors.empty() ? "" : "; ") + system->label() + ": " + e.what();
+      if (dynamic_cast<const ProcessCrashed*>(&e))
+        crashes += (crashes.empty() ? "" : "; ") + system->label() + ": " + e.what();
     }
   }
   if (summary.is_null()) throw std::runtime_error("no system could be simulated (" + errors + ")");
-  return {{"scenario", summary}, {"results", results}};
+  luwu::Json out = {{"scenario", summary}, {"results", results}};
+  if (!crashes.empty()) out["error"] = "a simulation crashed (" + crashes + ")";
+  return out;
 }
 
 SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepPoint>& points,
@@ -123,6 +129,11 @@ SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepP
   }
   int foreign = 0;
   for (const auto& id : done_ids) foreign += sweep_ids.count(id) ? 0 : 1;
+  if (foreign > 0 && !options.allow_mixed)
+    throw std::invalid_argument(fmt::format(
+        "{}: {} of its {} results belong to a different sweep (another base or axes), so this sweep cannot resume "
+        "there: use another -o file, --overwrite to start again, or --allow-mixed to keep them beside this sweep's",
+        options.output, foreign, done_ids.size()));
   if (foreign > 0 && options.warn)
     options.warn(fmt::format("{}: {} results are not points of this sweep (another base or axes); kept as they are",
                              options.output, foreign));
@@ -142,7 +153,7 @@ SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepP
   report();
   while ((!queue.empty() || !running.empty()) && g_stop_signal == 0) {
     while (static_cast<int>(running.size()) < jobs && !queue.empty()) {
-      running.push_back(start_point(sweep, points[queue.front()], queue.front()));
+      running.push_back(start_point(sweep, points[queue.front()], queue.front(), options.run_system));
       queue.pop_front();
     }
     progress.running = static_cast<int>(running.size());
@@ -168,8 +179,9 @@ SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepP
       bool failed = true;
       if (result.ok) {
         try {
-          line = sweep_result_line(point, luwu::Json::parse(result.output));
-          failed = false;
+          const auto run_json = luwu::Json::parse(result.output);
+          line = sweep_result_line(point, run_json);
+          failed = run_json.contains("error");  // a system's simulation crashed
         } catch (const std::exception& e) {
           line = sweep_error_line(point, std::string("unreadable result: ") + e.what());
         }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/json_input.hpp"
+#include "sim/experiment/run_scenario.hpp"
 #include "sim/experiment/sweep.hpp"
 
 namespace luwu::sim {
@@ -36,6 +37,11 @@ struct SweepRunOptions {
   Shard shard;
   std::function<void(const SweepProgress&)> progress;  // after each point, and about once a second
   std::function<void(const std::string&)> warn;        // one line, for stderr
+  // Keep the results of other sweeps found in the file on --resume (refused otherwise).
+  bool allow_mixed = false;
+  // Simulates a scenario of one system, in the point's process; empty: run_scenario.  For tests
+  // (a simulation that crashes).
+  std::function<ScenarioRun(const Scenario&)> run_system;
 };
 
 struct SweepRunSummary {
@@ -49,10 +55,15 @@ struct SweepRunSummary {
 
 // The "scenario" and "results" of one point, as `luwusim run --json` prints them, except that
 // each system runs on its own: a system luwusim cannot simulate yet is {"system", "error"}
-// beside the others' results instead of failing the point.  Runs in the calling process.
-luwu::Json simulate_point(const SweepDefinition& sweep, const SweepPoint& point);
+// beside the others' results instead of failing the point.  A system whose simulation process
+// crashed (ProcessCrashed) is such an entry too, and it fails the point: the JSON then also has
+// an "error" naming the crash.  Runs in the calling process; `run_system` as in SweepRunOptions.
+luwu::Json simulate_point(const SweepDefinition& sweep, const SweepPoint& point,
+                          const std::function<ScenarioRun(const Scenario&)>& run_system = nullptr);
 
-// Validates nothing (see validate_sweep); runs the shard's points not yet in the file.
+// Validates nothing (see validate_sweep); runs the shard's points not yet in the file.  A point
+// whose process or one of whose simulations crashed counts as failed.  On --resume, results of
+// points that are not this sweep's are an std::invalid_argument unless allow_mixed.
 SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepPoint>& points,
                           const SweepRunOptions& options);
 

@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "tests/cli/run_command.hpp"
 
@@ -90,6 +93,25 @@ TEST_CASE("sweep: malformed --set or --shard or values are exit 2") {
   CHECK(bad_value.exit_code == 2);
   CHECK(bad_value.err.find("$.training.micro_batch") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "out.jsonl"));
+}
+
+TEST_CASE("sweep: the same key in two --set options is exit 2 naming it") {
+  TempDir dir("twice");
+  write_tiny_scenario(dir / "base.json");
+  auto r = run_luwusim("sweep " + dir / "base.json" +
+                       " --set cluster.workers=2,3 --set systems=ddp --set cluster.workers=4 -o " + dir / "out.jsonl");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set cluster.workers is given more than once") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out.jsonl"));
+  // --list too: the axis is not silently replaced.
+  CHECK(run_luwusim("sweep " + dir / "base.json" + " --set cluster.workers=2 --set cluster.workers=3 --list").exit_code ==
+        2);
+  // A --set still replaces an axis of a sweep file once.
+  std::ofstream(dir / "sweep.json") << R"({"base": "base.json", "axes": {"cluster.workers": [2, 3]}})";
+  auto replaced = run_luwusim("sweep " + dir / "sweep.json" + " --set cluster.workers=4 --list");
+  REQUIRE(replaced.exit_code == 0);
+  REQUIRE(lines_of(replaced.out).size() == 1);
+  CHECK(nlohmann::json::parse(lines_of(replaced.out)[0])["point"]["cluster.workers"] == 4);
 }
 
 TEST_CASE("sweep --list: the cartesian product in order with ids") {
@@ -205,6 +227,56 @@ TEST_CASE("sweep: SIGTERM stops cleanly keeping whole lines and --resume finishe
   auto resumed = run_luwusim("sweep " + dir / "base.json" + axes + " --jobs 2 --resume -o " + out);
   REQUIRE(resumed.exit_code == 0);
   CHECK(sorted_lines(out) == clean);
+}
+
+TEST_CASE("sweep: a results file another sweep holds is exit 2 naming it, nothing written") {
+  TempDir dir("lock");
+  write_tiny_scenario(dir / "base.json");
+  const std::string out = dir / "out.jsonl";
+  const std::string sweep = "sweep " + dir / "base.json" + " --set systems=ddp --jobs 1 -o " + out;
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);  // as a running sweep holds it
+  for (const char* mode : {"", " --resume", " --overwrite"}) {
+    auto r = run_luwusim(sweep + mode);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(out + ": another sweep holds it") != std::string::npos);
+    CHECK(r.err.find("points simulated") == std::string::npos);
+  }
+  CHECK(read_whole_file(out).empty());
+  ::close(fd);  // the first sweep ends
+  auto after = run_luwusim(sweep);
+  CHECK(after.exit_code == 0);
+  CHECK(lines_of(read_whole_file(out)).size() == 1);
+}
+
+TEST_CASE("sweep-export and --resume refuse results of another sweep unless --allow-mixed") {
+  TempDir dir("mixed");
+  write_tiny_scenario(dir / "base.json");
+  const std::string sweep = "sweep " + dir / "base.json" + " --set systems=ddp --jobs 2";
+  REQUIRE(run_luwusim(sweep + " --set cluster.workers=2,3 -o " + dir / "a.jsonl").exit_code == 0);
+  REQUIRE(run_luwusim(sweep + " --set cluster.workers=2,4 -o " + dir / "b.jsonl").exit_code == 0);
+  const std::string a_before = read_whole_file(dir / "a.jsonl");
+
+  // Point 1 is 3 workers in a.jsonl and 4 in b.jsonl.
+  auto refused = run_luwusim("sweep-export " + dir / "a.jsonl " + dir / "b.jsonl --jsonl " + dir / "all.jsonl");
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("results of different sweeps") != std::string::npos);
+  CHECK(refused.err.find(dir / "b.jsonl") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "all.jsonl"));
+  auto allowed = run_luwusim("sweep-export --allow-mixed " + dir / "a.jsonl " + dir / "b.jsonl --jsonl " + dir / "all.jsonl");
+  CHECK(allowed.exit_code == 0);
+  CHECK(lines_of(read_whole_file(dir / "all.jsonl")).size() == 3);  // point 0 is the same in both
+
+  // Resuming a.jsonl with other axes values: refused, the file untouched.
+  auto resumed = run_luwusim(sweep + " --set cluster.workers=2,4 --resume -o " + dir / "a.jsonl");
+  CHECK(resumed.exit_code == 2);
+  CHECK(resumed.err.find(dir / "a.jsonl: 1 of its 2 results belong to a different sweep") != std::string::npos);
+  CHECK(read_whole_file(dir / "a.jsonl") == a_before);
+  auto kept = run_luwusim(sweep + " --set cluster.workers=2,4 --resume --allow-mixed -o " + dir / "a.jsonl");
+  CHECK(kept.exit_code == 0);
+  CHECK(kept.err.find("1 points simulated") != std::string::npos);
+  CHECK(lines_of(read_whole_file(dir / "a.jsonl")).size() == 3);
 }
 
 TEST_CASE("sweep --shard: the union of the shards is the whole sweep") {

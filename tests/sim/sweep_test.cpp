@@ -3,12 +3,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <unistd.h>
 
+#include "sim/experiment/isolated_run.hpp"
 #include "sim/experiment/sweep.hpp"
 #include "sim/experiment/sweep_results.hpp"
 #include "sim/experiment/sweep_runner.hpp"
@@ -320,4 +323,101 @@ TEST_CASE("merging results: one line per id sorted by index - CSV rows as wide a
   CHECK_THROWS_AS(merge_sweep_results({a, temp_path("missing.jsonl")}), luwu::InputError);
   std::remove(a.c_str());
   std::remove(b.c_str());
+}
+
+TEST_CASE("a point one of whose simulations crashes counts as failed, with its other systems' results") {
+  SweepDefinition sweep = small_sweep();
+  sweep.base["systems"] = Json::array({"ddp", "zero3"});
+  set_axis(sweep, parse_set_option("training.micro_batch=1,2"));
+  const auto points = expand_sweep(sweep);
+  REQUIRE(points.size() == 2);
+  SweepRunOptions options;
+  options.output = temp_path("crash.jsonl");
+  std::remove(options.output.c_str());
+  options.jobs = 1;
+  // zero3 at micro-batch 2: its simulation process dies of SIGSEGV, as a crashing engine would.
+  options.run_system = [](const Scenario& one) -> ScenarioRun {
+    if (one.systems.at(0)->label() == "zero3" && one.training.micro_batch == 2) {
+      throw_unless_ok(run_isolated([]() -> std::string {
+                        std::signal(SIGSEGV, SIG_DFL);  // doctest's handler would report it
+                        std::raise(SIGSEGV);
+                        return "not reached";
+                      }),
+                      "simulating zero3");
+    }
+    return run_scenario(one, RunOptions{});
+  };
+  const SweepRunSummary summary = run_sweep(sweep, points, options);
+  CHECK(summary.ran == 2);
+  CHECK(summary.failed == 1);
+
+  std::map<int, Json> by_index;
+  for (const auto& l : read_sweep_lines(options.output)) by_index[l.index] = l.json;
+  REQUIRE(by_index.size() == 2);
+  CHECK_FALSE(by_index[0].contains("error"));
+  CHECK(by_index[0]["results"][1]["feasible"] == true);
+  const Json& crashed = by_index[1];
+  REQUIRE(crashed.contains("error"));
+  CHECK(crashed["error"].get<std::string>().find("SIGSEGV") != std::string::npos);
+  REQUIRE(crashed["results"].size() == 2);
+  CHECK(crashed["results"][0]["system"] == "ddp");
+  CHECK(crashed["results"][0]["feasible"] == true);  // the system that ran keeps its result
+  CHECK(crashed["results"][1]["system"] == "zero3");
+  CHECK(crashed["results"][1]["error"].get<std::string>().find("killed by signal") != std::string::npos);
+
+  // The CSV has both systems' rows of the failed point; the crashed one carries the error.
+  const std::string csv = sweep_results_to_csv(read_sweep_lines(options.output));
+  int zero3_rows_with_signal = 0;
+  for (std::size_t start = 0, end; (end = csv.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string row = csv.substr(start, end - start);
+    if (row.find(",zero3,") != std::string::npos && row.find("SIGSEGV") != std::string::npos) ++zero3_rows_with_signal;
+  }
+  CHECK(zero3_rows_with_signal == 1);
+  std::remove(options.output.c_str());
+}
+
+TEST_CASE("merging results of different sweeps is refused naming the files unless allow_mixed") {
+  auto sweep = small_sweep();
+  set_axis(sweep, parse_set_option("cluster.workers=2,3,4"));
+  const auto points = expand_sweep(sweep);
+  const std::string a = temp_path("mix-a.jsonl"), b = temp_path("mix-b.jsonl"), other = temp_path("mix-other.jsonl");
+  write_text(a, fake_result_line(points[0]) + "\n" + fake_result_line(points[2]) + "\n");
+  write_text(b, fake_result_line(points[1]) + "\n");
+  CHECK(merge_sweep_results({a, b}).size() == 3);  // shards of one sweep
+
+  auto refused = [&](const std::vector<std::string>& files, const std::string& expected) {
+    try {
+      merge_sweep_results(files);
+      FAIL("expected results of different sweeps to be refused");
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      CHECK_MESSAGE(what.find(expected) != std::string::npos, what);
+      CHECK_MESSAGE(what.find(files.back()) != std::string::npos, what);
+      CHECK(what.find("--allow-mixed") != std::string::npos);
+    }
+  };
+
+  // Same axis, other values: index 0 is another point.
+  auto changed = small_sweep();
+  set_axis(changed, parse_set_option("cluster.workers=8,3,4"));
+  write_text(other, fake_result_line(expand_sweep(changed)[0]) + "\n");
+  refused({a, other}, "point 0 is " + points[0].id + " in " + a);
+
+  // Another base scenario, at an index the first file does not have.
+  auto rebased = small_sweep();
+  rebased.base["training"]["micro_batch"] = 2;
+  set_axis(rebased, parse_set_option("cluster.workers=2,3,4"));
+  write_text(other, fake_result_line(expand_sweep(rebased)[1]) + "\n");
+  refused({a, other}, "different base scenarios");
+  CHECK(merge_sweep_results({a, other}, true).size() == 3);
+
+  // Other axes.
+  auto reaxed = small_sweep();
+  set_axis(reaxed, parse_set_option("training.micro_batch=1,2"));
+  write_text(other, fake_result_line(expand_sweep(reaxed)[1]) + "\n");
+  refused({a, other}, "axes [training.micro_batch]");
+  const auto mixed = merge_sweep_results({a, other}, true);
+  REQUIRE(mixed.size() == 3);
+  CHECK(mixed[1].json["point"]["training.micro_batch"] == 2);
+  for (const auto& f : {a, b, other}) std::remove(f.c_str());
 }
