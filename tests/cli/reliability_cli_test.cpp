@@ -329,3 +329,12 @@ TEST_CASE("reliability: hardware numbers beyond any hardware are errors at their
   std::remove("rel-extreme.json");
   std::remove("rel-extreme-topo.json");
 }
+
+TEST_CASE("reliability: trace gen with a million micro-batches is refused before it allocates") {
+  // It aborted with bad_alloc: 1e6 x 3 x (12 + 2) ops of gpt3-125m is over the 1e7-op cap.
+  auto r = run_bounded("trace gen --model gpt3-125m --micro-batch 1 --seq 64 --grad-accum 1000000 -o rel-huge-trace.json");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "ops"));
+  std::ifstream left("rel-huge-trace.json");
+  CHECK_FALSE(left.good());
+}
