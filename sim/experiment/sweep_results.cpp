@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/csv.hpp"
+#include "common/input_error.hpp"
 
 #include <fmt/format.h>
 
@@ -25,7 +27,18 @@ std::string line_head(const SweepPoint& point) {
                      settings_json_text(point), point.scenario.dump());
 }
 
+// A results file is a regular file (or none yet): a device or FIFO would be read without end.
+void require_regular_or_absent(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) return;
+  if (std::filesystem::is_directory(st)) throw luwu::InputError(path, "", "is a directory, not a results file");
+  if (!std::filesystem::is_regular_file(st))
+    throw luwu::InputError(path, "", "is not a regular file (a device or a pipe); sweep results go to a file");
+}
+
 std::string read_all(const std::string& path, bool* exists) {
+  require_regular_or_absent(path);
   std::ifstream in(path, std::ios::binary);
   *exists = static_cast<bool>(in);
   if (!in) return {};
@@ -94,6 +107,7 @@ SweepResultsFile::SweepResultsFile(const std::string& path, OpenResults mode,
   // Open (never truncating yet) and lock before reading: a second sweep on the same file stops
   // here instead of writing every point beside the first.  The lock lasts as long as this object
   // (the point processes share the descriptor, and die with the sweep).
+  require_regular_or_absent(path);
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) system_error(path, "cannot open for appending");
   try {

@@ -338,3 +338,27 @@ TEST_CASE("reliability: trace gen with a million micro-batches is refused before
   std::ifstream left("rel-huge-trace.json");
   CHECK_FALSE(left.good());
 }
+
+TEST_CASE("reliability: a sweep's results file and sweep-export's inputs must be files, not devices") {
+  // Both read /dev/zero until the machine's memory ran out.
+  auto sweep = run_bounded("sweep " + std::string(LUWUSIM_SOURCE_DIR) +
+                           "/scenarios/small-zero3-vs-ddp.json --set cluster.workers=2 -o /dev/zero");
+  CHECK(sweep.exit_code == 2);
+  CHECK(contains(sweep.err, "/dev/zero"));
+  auto merge = run_bounded("sweep-export /dev/zero --csv rel-never.csv");
+  CHECK(merge.exit_code == 2);
+  CHECK(contains(merge.err, "/dev/zero"));
+}
+
+TEST_CASE("reliability: LuWu with a PCIe latency of 0 runs (it crashed the simulation)") {
+  write_text("rel-zero-latency.json", R"({"model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 64},
+      "cluster": {"topology": "luwu-star", "workers": 2, "overrides": {"pcie-gen4-x16": {"latency": 0}}},
+      "systems": ["luwu", "zero3"]})");
+  auto r = run_bounded("run rel-zero-latency.json --json");
+  REQUIRE(r.exit_code == 0);
+  for (const auto& res : json::parse(r.out)["results"]) {
+    CHECK(res["feasible"] == true);
+    CHECK(res["iteration_time_s"].get<double>() > 0);
+  }
+  std::remove("rel-zero-latency.json");
+}
