@@ -356,7 +356,9 @@ TEST_CASE("reliability: LuWu with a PCIe latency of 0 runs (it crashed the simul
       "systems": ["luwu", "zero3"]})");
   auto r = run_bounded("run rel-zero-latency.json --json");
   REQUIRE(r.exit_code == 0);
-  for (const auto& res : json::parse(r.out)["results"]) {
+  const json results = json::parse(r.out)["results"];
+  REQUIRE(results.size() == 2);
+  for (const auto& res : results) {
     CHECK(res["feasible"] == true);
     CHECK(res["iteration_time_s"].get<double>() > 0);
   }
