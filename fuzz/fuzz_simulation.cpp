@@ -2,7 +2,8 @@
 // document; this one goes on to run every system of a scenario that loads, as `luwusim run` does,
 // so that extreme but accepted values (latencies, rates, counts, settings) reach the models and
 // the engine.  Whatever a scenario asks past the fuzzer's small budget is skipped, not simulated:
-// up to 16 GPUs and 20,000 kernels, a few simulated systems per input.  A simulation that fails
+// up to 8 GPUs, 4,000 kernels and 3 systems per input (each input must stay well under the CI
+// run's 20 s per-input limit under the sanitizers).  A simulation that fails
 // (an exception other than an input error, a crashed child, a rank that never finishes) is a
 // finding.
 #include "fuzz/fuzz_loader.hpp"
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     one.grad_accum = 1;
     const auto kernels = luwu::workloads::generate_trace(scenario.model, one).ops.size() *
                          static_cast<std::size_t>(scenario.training.grad_accum) * gpus;
-    if (gpus > 16 || kernels > 20'000 || scenario.systems.size() > 4) return;
+    if (gpus > 8 || kernels > 4'000 || scenario.systems.size() > 3) return;
     luwu::sim::run_scenario(scenario, {});
   });
 }
