@@ -81,7 +81,7 @@ void print(const std::vector<Row>& rows, const luwu::Json& context, const std::s
 int run_scenario_memory(const MemoryArgs& a) {
   const auto scenario = luwu::sim::load_scenario(a.scenario);
   const Trace trace = generate_trace(scenario.model, scenario.training);
-  const auto hardware = luwu::sim::hardware_of(scenario.topology);
+  const auto& hardware = scenario.hardware;
   std::vector<Row> rows;
   for (const auto& system : scenario.systems) {
     if (a.system != "all" && a.system != system->label() && a.system != system->name()) continue;

@@ -48,7 +48,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   check_simulation_budget(scenario);
   say("generating the trace of " + scenario.model.name);
   const auto trace = workloads::generate_trace(scenario.model, scenario.training);
-  const Hardware hardware = hardware_of(scenario.topology);
+  const Hardware& hardware = scenario.hardware;
   const int workers = static_cast<int>(scenario.topology.gpus().size());
   SimulationOptions sim_options{scenario.collective_mode(), options.record_timeline};
 

@@ -283,7 +283,7 @@ Scenario scenario_from_json(const JsonNode& root) {
   // What the simulator cannot represent (mixed GPUs, servers of different sizes) is an error here,
   // at the cluster, not a surprise in the middle of a run.
   try {
-    hardware_of(s.topology);
+    s.hardware = hardware_of(s.topology);
   } catch (const std::invalid_argument& e) {
     root.at("cluster").fail(e.what());
   }

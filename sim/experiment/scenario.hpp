@@ -35,6 +35,7 @@
 
 #include "common/json_input.hpp"
 #include "sim/engine/collectives.hpp"
+#include "sim/engine/hardware.hpp"
 #include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/model_config.hpp"
@@ -53,6 +54,7 @@ struct Scenario {
   workloads::ModelConfig model;
   workloads::TrainingConfig training;
   topologies::Topology topology;
+  Hardware hardware;  // the topology resolved into typed specs once, at load (sim/engine/hardware.hpp)
   luwu::Json cluster = luwu::Json::object();  // as written, for the record
   std::vector<SystemPtr> systems;
   ModeChoice mode = ModeChoice::Auto;

@@ -36,8 +36,6 @@ class CheckpointOffload {
         offloaded_(env.trace().layers.size()),
         back_(env.trace().ops.size()) {}
 
-  bool enabled() const { return enabled_; }
-
   // After op `i` computed: a block's forward sends its checkpoint to the host.  Returns the
   // transfer's completion, or nullptr when op `i` keeps its checkpoint on the GPU.
   CompletionPtr after_compute(std::size_t i) {

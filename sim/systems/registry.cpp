@@ -15,13 +15,12 @@ namespace luwu::sim {
 
 const std::vector<RegisteredSystem>& registered_systems() {
   static const std::vector<RegisteredSystem> systems = {
-      {"ddp", "PyTorch DDP: a replica per GPU, bucketed ring all-reduce", parse_ddp},
-      {"zero3", "DeepSpeed ZeRO-3: everything partitioned, per-layer all-gather and reduce-scatter", parse_zero3},
-      {"zero-offload", "ZeRO-Offload: ZeRO-2 on the GPUs, the optimizer on the host CPU", parse_zero_offload},
-      {"zero-infinity", "ZeRO-Infinity: ZeRO-3 with parameters and optimizer state on NVMe or DRAM",
-       parse_zero_infinity},
-      {"switchml", "SwitchML-style in-network aggregation for replicated data parallelism", parse_switchml},
-      {"luwu", "LuWu: model-in-network data parallelism with an in-network optimizer node", parse_luwu},
+      {"ddp", parse_ddp},                      // PyTorch DDP: a replica per GPU, bucketed all-reduce
+      {"zero3", parse_zero3},                  // DeepSpeed ZeRO-3: everything partitioned, per-layer AG and RS
+      {"zero-offload", parse_zero_offload},    // ZeRO-2 on the GPUs, the optimizer on the host CPU
+      {"zero-infinity", parse_zero_infinity},  // ZeRO-3 with parameters and optimizer state on NVMe or DRAM
+      {"switchml", parse_switchml},            // in-switch aggregation for replicated data parallelism
+      {"luwu", parse_luwu},                    // model-in-network data parallelism, an in-network optimizer node
   };
   return systems;
 }

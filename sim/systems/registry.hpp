@@ -11,7 +11,6 @@ namespace luwu::sim {
 
 struct RegisteredSystem {
   std::string name;
-  std::string summary;  // one line, for --help and docs
   SystemPtr (*parse)(const SystemEntry& entry);
 };
 

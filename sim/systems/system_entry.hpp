@@ -29,7 +29,6 @@ class SystemEntry {
   const JsonNode& settings() const { return settings_; }
   bool has(const std::string& key) const { return settings_.has(key); }
   JsonNode at(const std::string& key) const { return settings_.at(key); }
-  [[noreturn]] void fail(const std::string& what) const { node_.fail(what); }
 
   // Fails at the first field that is not "name", "label" or one of the system's settings.
   void only_settings(std::vector<std::string> keys) const {
