@@ -30,13 +30,24 @@ struct GpuSpec {
   double gemm_half_efficiency_dim = 0;   // elements: harmonic-mean dim at which efficiency is half the max
   double collective_interference = 0;    // fraction of compute throughput lost while a collective kernel runs
   double dma_interference = 0;           // fraction lost while a NIC DMA-writes into HBM
+  // Kernel-level scheduling (sim/engine/gpu_device.hpp).  0 SMs: unknown, every kernel fills the GPU.
+  int sm_count = 0;
+  double kernel_tile_elements = 128;     // edge of a kernel's output tile: one thread block per tile
+  double collective_sm_share = 0;        // SMs a collective kernel needs to launch, as a share
+  double collective_bandwidth_drop = 0;  // share of a collective's bandwidth lost beside a GEMM
 
   // Peak FLOP/s at that precision; std::invalid_argument if the GPU does not support it.
   double peak_flops(Precision p) const;
   // Fraction of peak achieved by a GEMM of shape (m, n, k); all dims must be positive.
   double gemm_efficiency(double m, double n, double k) const;
+  // The same model for any kernel, by its arithmetic intensity: d = 3 x FLOPs / (2 x elements
+  // moved), which for a GEMM with minimal traffic is the harmonic-mean dimension.
+  double intensity_efficiency(double d) const;
   // flops / (peak(p) * gemm_efficiency(m, n, k)).
   double compute_time_s(double flops, double m, double n, double k, Precision p) const;
+  // Share of the SMs a kernel writing `output_elements` occupies: one thread block per
+  // kernel_tile_elements^2 outputs, capped at 1 (every SM busy); 1 when sm_count is unknown.
+  double kernel_sm_share(double output_elements) const;
   // Roofline: max(flops / peak(p), bytes / hbm_Bps), for kernels that are not GEMMs.
   double roofline_time_s(double flops, double bytes, Precision p) const;
   // A duration stretched by interference: time / (1 - share) while `share` of throughput is lost.

@@ -1,4 +1,5 @@
 // The typed specs built from profiles, and the few formulas that are not one-liners.
+#include <cmath>
 #include <algorithm>
 #include <stdexcept>
 
@@ -24,8 +25,18 @@ double GpuSpec::peak_flops(Precision p) const {
 
 double GpuSpec::gemm_efficiency(double m, double n, double k) const {
   if (!(m > 0 && n > 0 && k > 0)) throw std::invalid_argument("GEMM dimensions must be positive");
-  double harmonic_dim = 3.0 / (1.0 / m + 1.0 / n + 1.0 / k);
-  return gemm_efficiency_max * harmonic_dim / (harmonic_dim + gemm_half_efficiency_dim);
+  return intensity_efficiency(3.0 / (1.0 / m + 1.0 / n + 1.0 / k));
+}
+
+double GpuSpec::intensity_efficiency(double d) const {
+  if (!(d > 0)) throw std::invalid_argument("arithmetic intensity must be positive");
+  return gemm_efficiency_max * d / (d + gemm_half_efficiency_dim);
+}
+
+double GpuSpec::kernel_sm_share(double output_elements) const {
+  if (sm_count <= 0) return 1;
+  const double blocks = std::ceil(output_elements / (kernel_tile_elements * kernel_tile_elements));
+  return std::min(1.0, blocks / sm_count);
 }
 
 double GpuSpec::compute_time_s(double flops, double m, double n, double k, Precision p) const {
@@ -49,6 +60,10 @@ GpuSpec gpu_from_profile(const Profile& p) {
   g.gemm_half_efficiency_dim = p.get("gemm_half_efficiency_dim");
   g.collective_interference = p.get("collective_interference");
   g.dma_interference = p.get("dma_interference");
+  g.sm_count = static_cast<int>(p.get_or("sm_count", 0));
+  g.kernel_tile_elements = p.get_or("kernel_tile", 128);
+  g.collective_sm_share = p.get_or("collective_sm_share", 0);
+  g.collective_bandwidth_drop = p.get_or("collective_bandwidth_drop_under_gemm", 0);
   return g;
 }
 

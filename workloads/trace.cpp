@@ -77,9 +77,37 @@ void validate_training(const ModelConfig& model, const TrainingConfig& t) {
                                 std::to_string(kMaxTraceOps) + " ops (about 100 B each in memory)");
 }
 
-GemmShape representative_gemm(const ModelConfig& model, const TrainingConfig& training, LayerKind kind) {
-  const std::int64_t tokens = static_cast<std::int64_t>(training.micro_batch) * training.seq_len;
-  return {tokens, kind == LayerKind::Head ? model.vocab : model.hidden, model.hidden};
+namespace {
+
+// The kernel list of each (layer kind, op kind) pair, built once and shared by every op of it.
+class KernelLists {
+ public:
+  KernelLists(const ModelConfig& model, const TrainingConfig& training, std::vector<std::vector<Kernel>>& lists)
+      : model_(model), training_(training), lists_(lists) {}
+
+  int index(LayerKind layer, OpKind op) {
+    if (op == OpKind::Recompute) op = OpKind::Forward;  // the same kernels again
+    int& slot = index_[static_cast<int>(layer)][op == OpKind::Backward ? 1 : 0];
+    if (slot < 0) {
+      slot = static_cast<int>(lists_.size());
+      lists_.push_back(layer_kernels(model_, training_, layer, op));
+    }
+    return slot;
+  }
+
+ private:
+  const ModelConfig& model_;
+  const TrainingConfig& training_;
+  std::vector<std::vector<Kernel>>& lists_;
+  int index_[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+};
+
+}  // namespace
+
+void assign_kernels(Trace& trace) {
+  trace.kernel_lists.clear();
+  KernelLists lists(trace.model, trace.training, trace.kernel_lists);
+  for (auto& op : trace.ops) op.kernels = lists.index(trace.layers.at(static_cast<std::size_t>(op.layer)).kind, op.kind);
 }
 
 Trace generate_trace(const ModelConfig& model, const TrainingConfig& training) {
@@ -96,28 +124,26 @@ Trace generate_trace(const ModelConfig& model, const TrainingConfig& training) {
     return recomputed(l) ? l.checkpoint_bytes : l.activation_bytes;
   };
 
-  std::vector<GemmShape> gemm;
-  for (const auto& l : trace.layers) gemm.push_back(representative_gemm(model, training, l.kind));
-
   trace.ops.reserve(static_cast<std::size_t>(training.grad_accum) * n * (training.recompute ? 3 : 2));
   for (int step = 0; step < training.grad_accum; ++step) {
     for (int i = 0; i < n; ++i) {
       const LayerInfo& l = trace.layers[i];
       trace.ops.push_back(
-          {OpKind::Forward, i, step, l.forward_flops, l.params_used * e, 0, kept_in_forward(l), 0, gemm[i]});
+          {OpKind::Forward, i, step, l.forward_flops, l.params_used * e, 0, kept_in_forward(l), 0});
     }
     for (int i = n - 1; i >= 0; --i) {
       const LayerInfo& l = trace.layers[i];
       std::uint64_t held = kept_in_forward(l);
       if (recomputed(l)) {
         trace.ops.push_back(
-            {OpKind::Recompute, i, step, l.forward_flops, l.params_used * e, 0, l.activation_bytes, 0, gemm[i]});
+            {OpKind::Recompute, i, step, l.forward_flops, l.params_used * e, 0, l.activation_bytes, 0});
         held += l.activation_bytes;
       }
       trace.ops.push_back(
-          {OpKind::Backward, i, step, l.backward_flops, l.params_used * e, l.params * e, 0, held, gemm[i]});
+          {OpKind::Backward, i, step, l.backward_flops, l.params_used * e, l.params * e, 0, held});
     }
   }
+  assign_kernels(trace);
   return trace;
 }
 

@@ -14,13 +14,15 @@
 // - act_saved_bytes / act_freed_bytes: activation memory the op allocates / releases.  Forward
 //   saves activation_bytes (checkpoint_bytes with recompute); Recompute saves activation_bytes;
 //   Backward frees all the layer still holds.  Each micro-step's saves and frees balance.
-// Kernel shape per op (gemm): the representative GEMM whose efficiency its FLOPs run at
-// (models/gpu.hpp), so that timing an op needs only the op (sim/engine/op_timing.hpp).  See GemmShape.
+// Kernels per op: the GPU kernels it launches, in order (workloads/kernels.hpp).  Ops of identical
+// layers share one list: Trace::kernel_lists holds each distinct list once, TraceOp::kernels
+// indexes it, and the kernels' FLOPs sum to the op's.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/json_input.hpp"
+#include "workloads/kernels.hpp"
 #include "workloads/layer_accounting.hpp"
 #include "workloads/model_config.hpp"
 #include "workloads/training_config.hpp"
@@ -32,25 +34,6 @@ namespace luwu::workloads {
 inline constexpr long long kMaxTraceOps = 10'000'000;
 
 
-enum class OpKind { Forward, Recompute, Backward };
-std::string to_string(OpKind);
-
-// The representative GEMM of an op, C[m x n] = A[m x k] B[k x n], in elements: a transformer
-// block's (and the embedding's) is tokens x hidden by hidden x hidden, the LM head's tokens x hidden
-// by hidden x vocab, with tokens = micro_batch x seq_len, the tokens one micro-step processes.
-// Its harmonic-mean dimension sets the fraction of peak the op's FLOPs reach; it is not the op's
-// FLOP count (a block runs several GEMMs and attention: TraceOp::flops counts them all).
-struct GemmShape {
-  std::int64_t m = 0;  // rows of A and C: tokens
-  std::int64_t n = 0;  // columns of B and C: hidden, or vocab for the LM head
-  std::int64_t k = 0;  // the reduction dimension: hidden
-
-  bool operator==(const GemmShape&) const = default;
-};
-
-// The representative GEMM of an op of a layer of that kind (see GemmShape).
-GemmShape representative_gemm(const ModelConfig& model, const TrainingConfig& training, LayerKind kind);
-
 struct TraceOp {
   OpKind kind = OpKind::Forward;
   int layer = 0;       // index into Trace::layers
@@ -60,17 +43,20 @@ struct TraceOp {
   std::uint64_t grad_bytes = 0;
   std::uint64_t act_saved_bytes = 0;
   std::uint64_t act_freed_bytes = 0;
-  GemmShape gemm;      // the kernel shape its FLOPs run at
+  int kernels = 0;     // index into Trace::kernel_lists
 
   bool operator==(const TraceOp&) const = default;
 };
 
 struct Trace {
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;
   ModelConfig model;
   TrainingConfig training;
   std::vector<LayerInfo> layers;
+  std::vector<std::vector<Kernel>> kernel_lists;
   std::vector<TraceOp> ops;
+
+  const std::vector<Kernel>& kernels_of(const TraceOp& op) const { return kernel_lists.at(static_cast<std::size_t>(op.kernels)); }
 
   std::uint64_t total_params() const;      // sum of LayerInfo::params (tied weights once)
   double flops_per_iteration() const;      // sum over ops
@@ -86,13 +72,17 @@ struct Trace {
 void validate_training(const ModelConfig& model, const TrainingConfig& training);
 
 Trace generate_trace(const ModelConfig& model, const TrainingConfig& training);
+// Sets kernel_lists and every op's kernels from the trace's model and training settings.
+void assign_kernels(Trace& trace);
 
-// {"format": "luwusim-trace", "version": 1, "model": {...}, "training": {...}, "layers": [...], "ops": [...]}
-// Each op has its "gemm": {"m": ..., "n": ..., "k": ...}.
+// {"format": "luwusim-trace", "version": 2, "model": {...}, "training": {...}, "layers": [...],
+//  "kernel_lists": [[{"name", "kind", "flops", "bytes", "output_elements", "gemm": {"m", "n", "k"}}, ...], ...],
+//  "ops": [{..., "kernels": index into kernel_lists}]}  ("gemm" for GEMM kernels only).
 luwu::Json trace_to_json(const Trace& trace);
 // Strict: format and version checked, unknown keys rejected, every field validated; InputError
-// with the JSON path.  An op without "gemm" (traces written before ops had one) gets
-// representative_gemm of its layer's kind.  "training" is read by training_from_json
+// with the JSON path; an op's kernels must sum to its FLOPs.  Version 1 files (ops with one
+// representative "gemm" and no kernels) load with the kernels layer_kernels derives from the model
+// and training settings; their "gemm" is read for validity and otherwise unused.  "training" is read by training_from_json
 // (workloads/training_json.hpp), as a scenario's is.
 Trace trace_from_json(const luwu::JsonNode& node);
 Trace load_trace(const std::string& file);

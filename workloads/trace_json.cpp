@@ -1,5 +1,7 @@
 // The trace file format: reading strictly (every field checked, errors name the JSON path) and
 // writing whole or not at all.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "common/atomic_write.hpp"
@@ -58,7 +60,17 @@ Json op_to_json(const TraceOp& op) {
               {"grad_bytes", op.grad_bytes},
               {"act_saved_bytes", op.act_saved_bytes},
               {"act_freed_bytes", op.act_freed_bytes},
-              {"gemm", Json{{"m", op.gemm.m}, {"n", op.gemm.n}, {"k", op.gemm.k}}}};
+              {"kernels", op.kernels}};
+}
+
+Json kernel_to_json(const Kernel& k) {
+  Json j{{"name", k.name},
+         {"kind", to_string(k.kind)},
+         {"flops", k.flops},
+         {"bytes", k.bytes},
+         {"output_elements", k.output_elements}};
+  if (k.kind == KernelKind::Gemm) j["gemm"] = Json{{"m", k.gemm.m}, {"n", k.gemm.n}, {"k", k.gemm.k}};
+  return j;
 }
 
 GemmShape gemm_from_json(const JsonNode& node) {
@@ -66,9 +78,39 @@ GemmShape gemm_from_json(const JsonNode& node) {
   return {node.at("m").as_int(1, kMaxCount), node.at("n").as_int(1, kMaxCount), node.at("k").as_int(1, kMaxCount)};
 }
 
-TraceOp op_from_json(const JsonNode& node, const Trace& trace) {
-  node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
-                  "act_freed_bytes", "gemm"});
+Kernel kernel_from_json(const JsonNode& node) {
+  node.only_keys({"name", "kind", "flops", "bytes", "output_elements", "gemm"});
+  Kernel k;
+  k.name = node.at("name").as_string();
+  k.kind = node.at("kind").as_choice(
+      choices_by_name({KernelKind::Gemm, KernelKind::Attention, KernelKind::Elementwise}), "kernel kind");
+  k.flops = node.at("flops").as_non_negative();
+  k.bytes = node.at("bytes").as_non_negative();
+  k.output_elements = node.at("output_elements").as_non_negative();
+  if (k.kind == KernelKind::Gemm) {
+    k.gemm = gemm_from_json(node.at("gemm"));
+  } else if (node.has("gemm")) {
+    node.at("gemm").fail("only GEMM kernels have a shape");
+  }
+  return k;
+}
+
+// The FLOPs of an op's kernels must be the op's (relative 1e-9: both are sums of the same terms).
+void check_kernel_flops(const JsonNode& node, const TraceOp& op, const std::vector<Kernel>& kernels) {
+  double sum = 0;
+  for (const auto& k : kernels) sum += k.flops;
+  if (std::abs(sum - op.flops) > 1e-9 * std::max(sum, op.flops))
+    node.fail("the op's kernels add up to " + std::to_string(sum) + " FLOPs, its \"flops\" says " +
+              std::to_string(op.flops));
+}
+
+TraceOp op_from_json(const JsonNode& node, const Trace& trace, std::int64_t version) {
+  if (version == 1)
+    node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
+                    "act_freed_bytes", "gemm"});
+  else
+    node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
+                    "act_freed_bytes", "kernels"});
   TraceOp op;
   op.kind = node.at("kind").as_choice(choices_by_name({OpKind::Forward, OpKind::Recompute, OpKind::Backward}), "op kind");
   op.layer = static_cast<int>(node.at("layer").as_int(0, static_cast<std::int64_t>(trace.layers.size()) - 1));
@@ -80,10 +122,12 @@ TraceOp op_from_json(const JsonNode& node, const Trace& trace) {
     node.at("grad_bytes").fail("only backward ops produce gradients; expected 0");
   op.act_saved_bytes = as_count(node.at("act_saved_bytes"));
   op.act_freed_bytes = as_count(node.at("act_freed_bytes"));
-  // Traces written before ops carried their shape: the shape generate_trace gives the layer.
-  op.gemm = node.has("gemm") ? gemm_from_json(node.at("gemm"))
-                             : representative_gemm(trace.model, trace.training,
-                                                   trace.layers[static_cast<std::size_t>(op.layer)].kind);
+  if (version == 1) {
+    if (node.has("gemm")) gemm_from_json(node.at("gemm"));  // checked, then replaced by the layer's kernels
+    return op;
+  }
+  op.kernels = static_cast<int>(node.at("kernels").as_int(0, static_cast<std::int64_t>(trace.kernel_lists.size()) - 1));
+  check_kernel_flops(node.at("flops"), op, trace.kernels_of(op));
   return op;
 }
 
@@ -92,6 +136,12 @@ TraceOp op_from_json(const JsonNode& node, const Trace& trace) {
 Json trace_to_json(const Trace& trace) {
   Json layers = Json::array();
   for (const auto& l : trace.layers) layers.push_back(layer_to_json(l));
+  Json kernel_lists = Json::array();
+  for (const auto& list : trace.kernel_lists) {
+    Json kernels = Json::array();
+    for (const auto& k : list) kernels.push_back(kernel_to_json(k));
+    kernel_lists.push_back(std::move(kernels));
+  }
   Json ops = Json::array();
   for (const auto& op : trace.ops) ops.push_back(op_to_json(op));
   return Json{{"format", kFormat},
@@ -99,16 +149,20 @@ Json trace_to_json(const Trace& trace) {
               {"model", model_to_json(trace.model)},
               {"training", training_to_json(trace.training)},
               {"layers", std::move(layers)},
+              {"kernel_lists", std::move(kernel_lists)},
               {"ops", std::move(ops)}};
 }
 
 Trace trace_from_json(const JsonNode& node) {
-  node.only_keys({"format", "version", "model", "training", "layers", "ops"});
   node.at("format").as_choice_index({kFormat}, "format");
   const std::int64_t version = node.at("version").as_int(0, kMaxInt);
-  if (version != Trace::kVersion)
-    node.at("version").fail("unsupported trace version " + std::to_string(version) + " (this luwusim reads version " +
+  if (version != 1 && version != Trace::kVersion)
+    node.at("version").fail("unsupported trace version " + std::to_string(version) + " (this luwusim reads versions 1 and " +
                             std::to_string(Trace::kVersion) + ")");
+  if (version == 1)
+    node.only_keys({"format", "version", "model", "training", "layers", "ops"});
+  else
+    node.only_keys({"format", "version", "model", "training", "layers", "kernel_lists", "ops"});
   Trace trace;
   trace.model = model_from_json(node.at("model"));
   trace.training = training_from_json(node.at("training"), trace.model);
@@ -129,9 +183,21 @@ Trace trace_from_json(const JsonNode& node) {
     if ((params += l.params) > kMaxParams)
       layers.fail("more than 2^58 parameters in all: too many to count in bytes");
 
+  if (version > 1) {
+    const JsonNode lists = node.at("kernel_lists");
+    for (std::size_t i = 0; i < lists.size(); ++i) {
+      std::vector<Kernel> kernels;
+      for (std::size_t k = 0; k < lists.at(i).size(); ++k) kernels.push_back(kernel_from_json(lists.at(i).at(k)));
+      trace.kernel_lists.push_back(std::move(kernels));
+    }
+  }
   const JsonNode ops = node.at("ops");
   trace.ops.reserve(ops.size());
-  for (std::size_t i = 0; i < ops.size(); ++i) trace.ops.push_back(op_from_json(ops.at(i), trace));
+  for (std::size_t i = 0; i < ops.size(); ++i) trace.ops.push_back(op_from_json(ops.at(i), trace, version));
+  if (version == 1) {
+    assign_kernels(trace);
+    for (std::size_t i = 0; i < ops.size(); ++i) check_kernel_flops(ops.at(i).at("flops"), trace.ops[i], trace.kernels_of(trace.ops[i]));
+  }
   return trace;
 }
 

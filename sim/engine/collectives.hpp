@@ -22,10 +22,17 @@ enum class CollectiveMode { Detailed, Coarse };
 
 // A group of ranks in ring order.  `name` keeps the mailboxes of different groups and streams
 // apart: one mailbox per (group, rank), used in FIFO order by identical collective sequences.
+// `engines` (empty, or one per member, nullptr for none) pace each member's sends: a send of b
+// bytes also executes b "flops" on the member's engine, a host whose speed in bytes/s the GPU
+// lowers while a GEMM runs beside the collective kernel (GpuDevice::collective_engine).
 struct CommGroup {
   std::string name;
   std::vector<simgrid::s4u::Host*> members;
+  std::vector<simgrid::s4u::Host*> engines;
   int size() const { return static_cast<int>(members.size()); }
+  simgrid::s4u::Host* engine_of(int index) const {
+    return engines.empty() ? nullptr : engines[static_cast<std::size_t>(index)];
+  }
 };
 
 struct CollectiveContext {

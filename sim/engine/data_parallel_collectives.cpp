@@ -7,12 +7,15 @@ namespace luwu::sim {
 
 DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*> gpu_hosts,
                                                  std::vector<int> server_of_rank, CollectiveAlgorithm algorithm,
-                                                 CollectiveContext context)
+                                                 CollectiveContext context,
+                                                 std::vector<simgrid::s4u::Host*> engines)
     : hosts_(std::move(gpu_hosts)),
+      engines_(std::move(engines)),
       server_of_rank_(std::move(server_of_rank)),
       algorithm_(algorithm),
       context_(context) {
   if (server_of_rank_.size() != hosts_.size()) throw std::invalid_argument("one server index per rank expected");
+  if (!engines_.empty() && engines_.size() != hosts_.size()) throw std::invalid_argument("one engine per rank expected");
   for (int r = 0; r < world_size(); ++r) {
     auto& local = ranks_of_server_[server_of_rank_[r]];
     local_index_.push_back(static_cast<int>(local.size()));
@@ -32,26 +35,29 @@ DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*
     algorithm_ = CollectiveAlgorithm::Ring;
 }
 
-const CommGroup& DataParallelCollectives::group(const std::string& name, const std::vector<int>& ranks) {
+const CommGroup& DataParallelCollectives::group(const std::string& name, const std::vector<int>& ranks, bool paced) {
   auto it = groups_.find(name);
   if (it != groups_.end()) return it->second;
-  CommGroup g{name, {}};
-  for (int r : ranks) g.members.push_back(hosts_[r]);
+  CommGroup g{name, {}, {}};
+  for (int r : ranks) {
+    g.members.push_back(hosts_[r]);
+    if (paced && !engines_.empty()) g.engines.push_back(engines_[r]);
+  }
   return groups_.emplace(name, std::move(g)).first->second;
 }
 
 const CommGroup& DataParallelCollectives::world(const std::string& tag) {
   std::vector<int> all(hosts_.size());
   std::iota(all.begin(), all.end(), 0);
-  return group(tag + "/world", all);
+  return group(tag + "/world", all, ranks_of_server_.size() > 1);
 }
 const CommGroup& DataParallelCollectives::local(const std::string& tag, int rank) {
   int s = server_of_rank_[rank];
-  return group(tag + "/server" + std::to_string(s), ranks_of_server_.at(s));
+  return group(tag + "/server" + std::to_string(s), ranks_of_server_.at(s), false);
 }
 const CommGroup& DataParallelCollectives::cross(const std::string& tag, int rank) {
   int l = local_index_[rank];
-  return group(tag + "/cross" + std::to_string(l), ranks_of_local_index_.at(l));
+  return group(tag + "/cross" + std::to_string(l), ranks_of_local_index_.at(l), true);
 }
 
 // In a cross group, a rank's index is its server's position; in a local group, its local index.

@@ -20,8 +20,12 @@ class DataParallelCollectives {
  public:
   // server_of_rank: which server each rank's GPU is in (ranks of a server are contiguous or not;
   // local order follows rank order).
+  // engines: each rank's collective engine (GpuDevice::collective_engine, nullptr for none), which
+  // paces the groups that cross the network (the whole world, and the cross-server groups);
+  // empty for none.  Inside a server (NVLink) nothing paces: the measured drop is the network's.
   DataParallelCollectives(std::vector<simgrid::s4u::Host*> gpu_hosts, std::vector<int> server_of_rank,
-                          CollectiveAlgorithm algorithm, CollectiveContext context);
+                          CollectiveAlgorithm algorithm, CollectiveContext context,
+                          std::vector<simgrid::s4u::Host*> engines = {});
 
   void all_reduce(const std::string& tag, int rank, double buffer_bytes);
   void all_gather(const std::string& tag, int rank, double buffer_bytes);
@@ -31,12 +35,13 @@ class DataParallelCollectives {
   CollectiveAlgorithm algorithm() const { return algorithm_; }
 
  private:
-  const CommGroup& group(const std::string& name, const std::vector<int>& ranks);
+  const CommGroup& group(const std::string& name, const std::vector<int>& ranks, bool paced);
   const CommGroup& world(const std::string& tag);
   const CommGroup& local(const std::string& tag, int rank);
   const CommGroup& cross(const std::string& tag, int rank);
 
   std::vector<simgrid::s4u::Host*> hosts_;
+  std::vector<simgrid::s4u::Host*> engines_;
   std::vector<int> server_of_rank_;
   std::vector<int> local_index_;                 // index of the rank inside its server
   std::vector<int> cross_index_;                 // index of the rank among ranks with its local index

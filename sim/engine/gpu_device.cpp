@@ -1,34 +1,98 @@
 #include "sim/engine/gpu_device.hpp"
 
+#include <algorithm>
+#include <mutex>
+
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/NetZone.hpp>
 
 namespace luwu::sim {
 
-GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline)
-    : rank_(rank), host_(host), spec_(spec), timeline_(timeline), name_("gpu" + std::to_string(rank)) {}
+namespace {
 
-void GpuDevice::execute_for(double seconds) {
+// The zone that holds the collective engines: hosts that only execute, never communicate.
+simgrid::s4u::NetZone* engine_zone() {
+  auto* engine = simgrid::s4u::Engine::get_instance();
+  if (auto* zone = engine->netzone_by_name_or_null("gpu-collective-engines")) return zone;
+  auto* zone = simgrid::s4u::create_empty_zone("gpu-collective-engines");
+  zone->set_parent(engine->get_netzone_root());
+  return zone;
+}
+
+}  // namespace
+
+GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline,
+                     SmSharing sharing, double network_goodput_Bps)
+    : rank_(rank),
+      host_(host),
+      spec_(spec),
+      timeline_(timeline),
+      name_("gpu" + std::to_string(rank)),
+      sharing_(sharing),
+      mutex_(simgrid::s4u::Mutex::create()),
+      boundary_(simgrid::s4u::ConditionVariable::create()) {
+  const double paced_Bps = (1 - spec_.collective_bandwidth_drop) * network_goodput_Bps;
+  // Between GEMMs the engine must never be what limits a collective: it runs at the HBM's rate.
+  if (spec_.collective_bandwidth_drop > 0 && paced_Bps > 0 && paced_Bps < spec_.hbm_Bps) {
+    engine_ = engine_zone()->create_host(host->get_name() + "/collective-engine", std::vector<double>{spec_.hbm_Bps, paced_Bps});
+    engine_->seal();
+  }
+}
+
+void GpuDevice::run_kernel(const std::string& label, const std::string& category, double seconds, double sm_share,
+                           bool is_gemm, double* account) {
   if (seconds <= 0) return;
   ++times_.kernels;
-  // The host's speed stands for the GPU's undisturbed throughput: `seconds` of work at that speed.
-  simgrid::s4u::this_actor::execute(seconds * host_->get_speed());
+  const double start = simgrid::s4u::Engine::get_clock();
+  running_sm_share_ = sm_share;
+  running_since_s_ = start;
+  ++launched_;
+  const bool paces = engine_ != nullptr && is_gemm;
+  if (paces) engine_->set_pstate(1);
+  // The host's speed stands for the GPU's undisturbed throughput: `seconds` of work at that speed;
+  // under MPS the compute stream always has only its partition of the SMs.
+  double work = seconds * host_->get_speed();
+  if (sharing_ == SmSharing::Mps) work /= 1 - spec_.collective_sm_share;
+  simgrid::s4u::this_actor::execute(work);
+  if (paces) engine_->set_pstate(0);
+  {
+    std::unique_lock lock(*mutex_);
+    running_sm_share_ = 0;
+    ++boundaries_;
+    boundary_->notify_all();
+  }
+  const double end = simgrid::s4u::Engine::get_clock();
+  *account += end - start;
+  if (account == &times_.compute_s) times_.undisturbed_compute_s += seconds;
+  timeline_->add(name_, "compute", label, category, start, end);
+}
+
+void GpuDevice::run_kernels(const std::string& label, const std::vector<KernelRun>& kernels) {
+  for (const auto& k : kernels)
+    run_kernel(label + ": " + k.kernel->name, "compute", k.seconds, k.sm_share, k.is_gemm, &times_.compute_s);
 }
 
 void GpuDevice::compute(const std::string& label, double seconds) {
-  double start = simgrid::s4u::Engine::get_clock();
-  execute_for(seconds);
-  double end = simgrid::s4u::Engine::get_clock();
-  times_.compute_s += end - start;
-  timeline_->add(name_, "compute", label, "compute", start, end);
+  run_kernel(label, "compute", seconds, 1.0, true, &times_.compute_s);
 }
 
 void GpuDevice::optimizer_step(const std::string& label, double seconds) {
-  double start = simgrid::s4u::Engine::get_clock();
-  execute_for(seconds);
-  double end = simgrid::s4u::Engine::get_clock();
-  times_.optimizer_s += end - start;
-  timeline_->add(name_, "compute", label, "optimizer", start, end);
+  run_kernel(label, "optimizer", seconds, 1.0, false, &times_.optimizer_s);
+}
+
+void GpuDevice::await_collective_launch(std::uint64_t issued_after) {
+  if (sharing_ != SmSharing::NonPreemptive) return;
+  std::unique_lock lock(*mutex_);
+  if (running_sm_share_ <= 1 - spec_.collective_sm_share) return;
+  const double now = simgrid::s4u::Engine::get_clock();
+  if (running_since_s_ == now && launched_ > issued_after) return;  // the kernel queued behind it
+  // Not "until enough SMs are free": the next kernel starts at the same instant, but the
+  // collective's blocks were queued first and take their SMs at the boundary.
+  const double start = simgrid::s4u::Engine::get_clock();
+  const std::uint64_t seen = boundaries_;
+  while (boundaries_ == seen) boundary_->wait(lock);
+  times_.collective_launch_wait_s += simgrid::s4u::Engine::get_clock() - start;
 }
 
 void GpuDevice::wait(const CompletionPtr& done, WaitCause cause, const std::string& label) {
@@ -44,6 +108,13 @@ void GpuDevice::wait(const CompletionPtr& done, WaitCause cause, const std::stri
   if (waited > 0) timeline_->add(name_, "compute", "wait: " + label, "idle", start, start + waited);
 }
 
+double GpuDevice::load_share(LoadKind kind) const {
+  if (kind == LoadKind::NicDma) return spec_.dma_interference;
+  // Under MPS the collective's SMs are never the compute stream's: it loses only the contention.
+  if (sharing_ == SmSharing::Mps) return std::max(0.0, spec_.collective_interference - spec_.collective_sm_share);
+  return spec_.collective_interference;
+}
+
 namespace {
 constexpr double kLoadHorizon_s = 1e9;  // longer than any simulation: the load is cancelled, never finishes
 }
@@ -51,7 +122,7 @@ constexpr double kLoadHorizon_s = 1e9;  // longer than any simulation: the load 
 GpuDevice::LoadScope::LoadScope(GpuDevice& gpu, LoadKind kind) : gpu_(gpu), kind_(kind) {
   Load& load = gpu_.load(kind_);
   if (load.depth++ > 0) return;
-  double share = kind_ == LoadKind::CollectiveKernel ? gpu_.spec_.collective_interference : gpu_.spec_.dma_interference;
+  const double share = gpu_.load_share(kind_);
   if (share <= 0) return;
   // A background activity bounded to `share` of the host's speed: max-min sharing leaves the
   // compute kernel the rest, i.e. it runs (1 - share) as fast while the load lasts.

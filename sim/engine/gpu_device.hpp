@@ -1,21 +1,40 @@
 #pragma once
-// One GPU of the simulation, as its compute stream sees it: kernels execute on the GPU's SimGrid
-// host, so anything else executing there at the same time (a collective kernel, a NIC's DMA into
-// HBM) slows them, by the interference model of models/gpu.hpp.  Every moment of the compute
-// stream is accounted: computing, or waiting and for what.
+// One GPU of the simulation at kernel granularity, as the LuWu paper describes its scheduling:
+// - The compute stream runs an op's kernels one after another on the GPU's SimGrid host, so
+//   anything else executing there at the same time (a collective kernel, a NIC's DMA into HBM)
+//   slows them, by the interference model of models/gpu.hpp.
+// - A collective kernel needs a share of the SMs free to launch (collective_sm_share).  The GPU
+//   does not preempt: while a compute kernel holds more than the rest, the collective waits for
+//   the next kernel boundary, where its blocks, queued first, get their SMs; the next compute
+//   kernel then runs beside it on the rest (SmSharing::NonPreemptive).  The paper's what-ifs:
+//   SMs statically partitioned by MPS (the collective always finds its SMs; compute kernels always
+//   run on the rest), and hypothetical SM preemption (it takes them at once).
+// - While a GEMM (or attention) kernel runs, a collective's bandwidth drops by
+//   collective_bandwidth_drop (HBM and L2 contention, measured by the paper even under MPS): the
+//   collective's ring steps are paced by a per-GPU "collective engine" host whose speed, in
+//   bytes/s, is unbounded (the HBM bandwidth) between GEMMs and (1 - drop) x the NIC's goodput
+//   during them; SimGrid re-shares running activities when the speed changes.
+// Every moment of the compute stream is accounted: computing, or waiting and for what.
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mutex.hpp>
 
 #include "models/gpu.hpp"
 #include "sim/engine/completion.hpp"
+#include "sim/engine/op_timing.hpp"
 #include "sim/engine/timeline.hpp"
 
 namespace luwu::sim {
 
 enum class WaitCause { Communication, Optimizer, Io };
+
+// How a collective kernel gets SMs beside the compute stream (see above).
+enum class SmSharing { NonPreemptive, Mps, Preemptive };
 
 // Where one rank's iteration time went (the compute stream's view).
 struct RankTimes {
@@ -26,24 +45,40 @@ struct RankTimes {
   double finish_s = 0;
   bool finished = false;        // the rank's actor reached the end of its iteration
   std::uint64_t kernels = 0;    // kernels executed, for the simulator's own statistics
+  double undisturbed_compute_s = 0;  // what compute_s would be with nothing beside the kernels
+  // Not part of the compute stream's time: how long collectives waited for SMs to launch.
+  double collective_launch_wait_s = 0;
 };
 
 class GpuDevice {
  public:
-  GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline);
+  // `network_goodput_Bps`: the rate a collective reaches through the GPU's NIC; the collective
+  // engine's speed during a GEMM is (1 - spec.collective_bandwidth_drop) times it.
+  GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline,
+            SmSharing sharing = SmSharing::NonPreemptive, double network_goodput_Bps = 0);
 
   int rank() const { return rank_; }
   simgrid::s4u::Host* host() const { return host_; }
   const models::GpuSpec& spec() const { return spec_; }
   const std::string& name() const { return name_; }
   RankTimes& times() { return times_; }
+  // The host that paces this GPU's collective steps, or nullptr when nothing slows them.
+  simgrid::s4u::Host* collective_engine() const { return engine_; }
 
-  // Runs a kernel whose undisturbed duration is `seconds` (called from the rank's actor).
+  // Runs an op's kernels in order (called from the rank's actor).
+  void run_kernels(const std::string& label, const std::vector<KernelRun>& kernels);
+  // One kernel of `seconds` that fills the GPU (work not taken from a trace).
   void compute(const std::string& label, double seconds);
   // The optimizer step as a kernel on this GPU.
   void optimizer_step(const std::string& label, double seconds);
   // Blocks the compute stream until `done`; the wait is charged to `cause`.
   void wait(const CompletionPtr& done, WaitCause cause, const std::string& label);
+  // Kernels launched on the compute stream so far: a collective records it when it is issued.
+  std::uint64_t kernels_launched() const { return launched_; }
+  // Called by a collective's actor before its kernel starts: returns once it has its SMs.
+  // `issued_after` is kernels_launched() when the collective was issued: a kernel launched later,
+  // at the very instant the collective became ready, queued its blocks after it.
+  void await_collective_launch(std::uint64_t issued_after);
 
   // While a scope is alive, a share of the GPU's throughput goes elsewhere.  Scopes of one kind
   // nest (two collectives at once still take one collective's share).
@@ -61,20 +96,31 @@ class GpuDevice {
   };
 
  private:
-  void execute_for(double seconds);
+  void run_kernel(const std::string& label, const std::string& category, double seconds, double sm_share,
+                  bool is_gemm, double* account);
   struct Load {
     int depth = 0;
     simgrid::s4u::ExecPtr exec;
   };
   Load& load(LoadKind kind) { return kind == LoadKind::CollectiveKernel ? collective_ : dma_; }
+  double load_share(LoadKind kind) const;
 
   int rank_;
   simgrid::s4u::Host* host_;
   models::GpuSpec spec_;
   Timeline* timeline_;
   std::string name_;
+  SmSharing sharing_;
   RankTimes times_;
   Load collective_, dma_;
+  simgrid::s4u::Host* engine_ = nullptr;
+  // The launch gate: the SM share of the compute kernel running now, and kernel boundaries seen.
+  simgrid::s4u::MutexPtr mutex_;
+  simgrid::s4u::ConditionVariablePtr boundary_;
+  double running_sm_share_ = 0;
+  double running_since_s_ = 0;
+  std::uint64_t launched_ = 0;
+  std::uint64_t boundaries_ = 0;
 };
 
 }  // namespace luwu::sim

@@ -1,8 +1,14 @@
 #pragma once
-// How long a trace op takes on a GPU: its FLOPs at the efficiency its representative GEMM shape
-// achieves (models/gpu.hpp).  The shape comes with the op (workloads::TraceOp::gemm: tokens x
-// hidden by hidden x hidden for a transformer block, tokens x hidden by hidden x vocab for the LM
-// head), so timing needs nothing from the training configuration but the precision.
+// How long an op's kernels take on a GPU, each undisturbed (models/gpu.hpp):
+//   GEMM         flops / (peak(precision) x gemm_efficiency(m, n, k))
+//   attention    flops / (peak(precision) x intensity_efficiency(d)), d = 3 x flops / (2 x bytes / element size):
+//                the same saturating model by arithmetic intensity (a fused kernel moves only Q, K,
+//                V and its output, an unfused one also the scores, workloads/kernels.hpp)
+//   elementwise  bytes / hbm_bandwidth (memory-bound)
+// and how much of the GPU each occupies (GpuSpec::kernel_sm_share).
+#include <string>
+#include <vector>
+
 #include "models/gpu.hpp"
 #include "workloads/trace.hpp"
 
@@ -17,16 +23,48 @@ inline models::Precision precision_of(workloads::DType t) {
   return models::Precision::Fp16;
 }
 
-// op.flops / (peak(precision) * gemm_efficiency(op.gemm)); 0 for an op without FLOPs.
-inline double op_time_s(const workloads::TraceOp& op, const models::GpuSpec& gpu, models::Precision precision) {
-  if (op.flops <= 0) return 0;
-  return gpu.compute_time_s(op.flops, static_cast<double>(op.gemm.m), static_cast<double>(op.gemm.n),
-                            static_cast<double>(op.gemm.k), precision);
+struct KernelRun {
+  const workloads::Kernel* kernel = nullptr;
+  double seconds = 0;   // undisturbed
+  double sm_share = 1;  // of the GPU's SMs it occupies
+  bool is_gemm = false; // a matrix kernel (GEMM or attention): what cuts a collective's bandwidth beside it
+};
+
+inline KernelRun kernel_run(const workloads::Kernel& k, const models::GpuSpec& gpu, workloads::DType dtype) {
+  const models::Precision p = precision_of(dtype);
+  KernelRun run{&k, 0, gpu.kernel_sm_share(k.output_elements), k.kind != workloads::KernelKind::Elementwise};
+  switch (k.kind) {
+    case workloads::KernelKind::Gemm:
+      if (k.flops > 0)
+        run.seconds = gpu.compute_time_s(k.flops, static_cast<double>(k.gemm.m), static_cast<double>(k.gemm.n),
+                                         static_cast<double>(k.gemm.k), p);
+      break;
+    case workloads::KernelKind::Attention:
+      if (k.flops > 0) {
+        const double elements = k.bytes / static_cast<double>(workloads::bytes_per_element(dtype));
+        const double efficiency =
+            elements > 0 ? gpu.intensity_efficiency(3 * k.flops / (2 * elements)) : gpu.gemm_efficiency_max;
+        run.seconds = k.flops / (gpu.peak_flops(p) * efficiency);
+      }
+      break;
+    case workloads::KernelKind::Elementwise: run.seconds = k.bytes / gpu.hbm_Bps; break;
+  }
+  return run;
 }
 
-// The same at the trace's precision (training.dtype); kept for callers that hold a trace.
+// The op's kernels, timed, in launch order.
+inline std::vector<KernelRun> kernel_runs(const workloads::Trace& trace, const workloads::TraceOp& op,
+                                          const models::GpuSpec& gpu) {
+  std::vector<KernelRun> runs;
+  for (const auto& k : trace.kernels_of(op)) runs.push_back(kernel_run(k, gpu, trace.training.dtype));
+  return runs;
+}
+
+// The sum of its kernels' undisturbed times.
 inline double op_time_s(const workloads::Trace& trace, const workloads::TraceOp& op, const models::GpuSpec& gpu) {
-  return op_time_s(op, gpu, precision_of(trace.training.dtype));
+  double sum = 0;
+  for (const auto& run : kernel_runs(trace, op, gpu)) sum += run.seconds;
+  return sum;
 }
 
 }  // namespace luwu::sim

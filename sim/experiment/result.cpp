@@ -18,6 +18,8 @@ luwu::Json result_to_json(const SystemResult& r, bool with_links) {
                       {"exposed_optimizer", r.breakdown.exposed_optimizer_s},
                       {"io_stall", r.breakdown.io_stall_s},
                       {"idle", r.breakdown.idle_s}};
+  j["gpu_contention_s"] = {{"compute_stretch", r.contention.compute_stretch_s},
+                           {"collective_launch_wait", r.contention.collective_launch_wait_s}};
   j["network_bytes_per_worker"] = {{"sent", r.sent_bytes_per_worker}, {"received", r.received_bytes_per_worker}};
   j["gpu_peak_memory_bytes"] = r.gpu_peak_memory_bytes;
   j["memory"] = r.memory;
@@ -50,6 +52,10 @@ SystemResult result_from_json(const luwu::Json& j) {
   const auto& b = j.at("breakdown_s");
   r.breakdown = {b.at("compute").get<double>(), b.at("exposed_communication").get<double>(),
                  b.at("exposed_optimizer").get<double>(), b.at("io_stall").get<double>(), b.at("idle").get<double>()};
+  if (j.contains("gpu_contention_s")) {  // results written before it was reported have none
+    const auto& c = j.at("gpu_contention_s");
+    r.contention = {c.at("compute_stretch").get<double>(), c.at("collective_launch_wait").get<double>()};
+  }
   r.sent_bytes_per_worker = j.at("network_bytes_per_worker").at("sent").get<double>();
   r.received_bytes_per_worker = j.at("network_bytes_per_worker").at("received").get<double>();
   r.gpu_peak_memory_bytes = j.at("gpu_peak_memory_bytes").get<std::vector<double>>();

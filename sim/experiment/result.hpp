@@ -18,6 +18,12 @@ struct Breakdown {
   double idle_s = 0;                    // none of the above (e.g. waiting for slower ranks)
 };
 
+// What the GPU's sharing with collectives and DMA cost (inside compute_s, or beside it).
+struct GpuContention {
+  double compute_stretch_s = 0;          // compute_s minus the kernels' undisturbed time
+  double collective_launch_wait_s = 0;   // collectives waiting for a kernel boundary to launch (not in the sum)
+};
+
 struct LinkUse {
   std::string link;        // SimGrid link name (<edge name>_UP or _DOWN)
   double bytes = 0;
@@ -35,6 +41,7 @@ struct SystemResult {
   double tflops_per_gpu = 0;  // executed FLOPs (recompute included) per second per GPU
   double mfu = 0;             // model FLOPs (forward + backward, no recompute) / (time x peak)
   Breakdown breakdown;
+  GpuContention contention;  // per rank, averaged
   double sent_bytes_per_worker = 0;
   double received_bytes_per_worker = 0;
   std::vector<LinkUse> links;              // sorted by name

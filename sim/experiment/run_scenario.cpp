@@ -86,7 +86,8 @@ std::string run_to_csv(const ScenarioRun& run) {
   std::string out =
       "scenario,system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
       "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,idle_s,"
-      "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes\n";
+      "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes,compute_stretch_s,"
+      "collective_launch_wait_s\n";
   for (const auto& r : run.results) {
     CsvRow row;
     row.add(run.summary.at("name"));
@@ -95,7 +96,7 @@ std::string run_to_csv(const ScenarioRun& run) {
     row.add(luwu::Json(r.feasible));
     row.add(r.reason);
     if (!r.feasible) {
-      row.add_blanks(12);
+      row.add_blanks(14);
       out += row.line();
       continue;
     }
@@ -104,7 +105,8 @@ std::string run_to_csv(const ScenarioRun& run) {
                             : *std::max_element(r.gpu_peak_memory_bytes.begin(), r.gpu_peak_memory_bytes.end());
     for (double v : {r.iteration_time_s, r.tokens_per_s, r.tflops_per_gpu, r.mfu, r.breakdown.compute_s,
                      r.breakdown.exposed_communication_s, r.breakdown.exposed_optimizer_s, r.breakdown.io_stall_s,
-                     r.breakdown.idle_s, r.sent_bytes_per_worker, r.received_bytes_per_worker, peak})
+                     r.breakdown.idle_s, r.sent_bytes_per_worker, r.received_bytes_per_worker, peak,
+                     r.contention.compute_stretch_s, r.contention.collective_launch_wait_s})
       row.add(luwu::Json(v));
     out += row.line();
   }

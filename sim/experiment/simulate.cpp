@@ -34,14 +34,18 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
 
   Timeline timeline(options.record_timeline);
   TrafficMeter traffic;
-  DataParallelCollectives collectives(roles.gpu_hosts(), roles.servers(), system.collective_algorithm(),
-                                      CollectiveContext{options.mode, &traffic});
+  const CollectiveSettings collective_settings = system.collectives();
   std::vector<std::unique_ptr<GpuDevice>> gpus;
-  ClusterEnv cluster{trace, hardware, roles, collectives, traffic, timeline, {}};
+  std::vector<simgrid::s4u::Host*> engines;
   for (int r = 0; r < world; ++r) {
-    gpus.push_back(std::make_unique<GpuDevice>(r, roles.ranks[r].gpu, gpu_spec, &timeline));
-    cluster.gpus.push_back(gpus.back().get());
+    gpus.push_back(std::make_unique<GpuDevice>(r, roles.ranks[r].gpu, gpu_spec, &timeline,
+                                               collective_settings.sm_sharing, hardware.worker_nic.goodput_Bps()));
+    engines.push_back(gpus.back()->collective_engine());
   }
+  DataParallelCollectives collectives(roles.gpu_hosts(), roles.servers(), collective_settings.algorithm,
+                                      CollectiveContext{options.mode, &traffic}, engines);
+  ClusterEnv cluster{trace, hardware, roles, collectives, traffic, timeline, {}};
+  for (auto& g : gpus) cluster.gpus.push_back(g.get());
   auto schedule = system.make_schedule(cluster);
 
   for (int r = 0; r < world; ++r) {
@@ -77,6 +81,8 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     result.breakdown.exposed_communication_s += rt.communication_wait_s / world;
     result.breakdown.exposed_optimizer_s += rt.optimizer_s / world;
     result.breakdown.io_stall_s += rt.io_wait_s / world;
+    result.contention.compute_stretch_s += (rt.compute_s - rt.undisturbed_compute_s) / world;
+    result.contention.collective_launch_wait_s += rt.collective_launch_wait_s / world;
     // Idle is what the accounted parts leave; rounding can leave a negative crumb.
     double idle = t - rt.compute_s - rt.communication_wait_s - rt.optimizer_s - rt.io_wait_s;
     result.breakdown.idle_s += (idle > 1e-9 * t ? idle : 0.0) / world;

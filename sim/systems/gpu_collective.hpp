@@ -1,17 +1,36 @@
 #pragma once
 // A collective executed by GPU kernels (NCCL) on a communication stream while the compute stream
-// goes on: for as long as it runs it holds the collective kernel's share of the GPU
-// (GpuDevice::LoadScope), which slows the kernels computing beside it.
+// goes on: it launches once it has its SMs (GpuDevice::await_collective_launch: not while a
+// compute kernel fills the GPU), and for as long as it runs it holds the collective kernel's share
+// of the GPU (GpuDevice::LoadScope), which slows the kernels computing beside it.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/systems/schedule.hpp"
+#include "sim/systems/system_entry.hpp"
 #include "sim/engine/stream.hpp"
 
 namespace luwu::sim {
 
 enum class CollectiveOp { AllReduce, AllGather, ReduceScatter };
+
+// Whether a sharded system's all-gathers and reduce-scatters share one collective stream, running
+// in the order they are issued ("one", the default: the LuWu paper observes ZeRO issuing AG1, GEMM1,
+// AG2, RS1, GEMM2, RS2, ... on one stream, so an AG and an RS never run at once), or run on two
+// streams ("separate").
+struct CollectiveStreamSettings {
+  bool one_stream = true;
+
+  static std::vector<std::string> keys() { return {"collective_streams"}; }
+  static CollectiveStreamSettings parse(const SystemEntry& entry) {
+    CollectiveStreamSettings s;
+    if (entry.has("collective_streams"))
+      s.one_stream = entry.at("collective_streams").as_choice(Choices<bool>{{"one", true}, {"separate", false}},
+                                                              "collective streams");
+    return s;
+  }
+};
 
 // `tag` names the communicator the collectives of one stream share (see DataParallelCollectives).
 inline CompletionPtr enqueue_gpu_collective(Stream& stream, RankEnv& env, CollectiveOp op, std::string tag,
@@ -19,7 +38,8 @@ inline CompletionPtr enqueue_gpu_collective(Stream& stream, RankEnv& env, Collec
                                             std::vector<CompletionPtr> deps = {}) {
   return stream.enqueue(
       std::move(label),
-      [&env, op, tag = std::move(tag), buffer_bytes] {
+      [&env, op, tag = std::move(tag), buffer_bytes, issued = env.gpu.kernels_launched()] {
+        env.gpu.await_collective_launch(issued);
         GpuDevice::LoadScope kernel(env.gpu, GpuDevice::LoadKind::CollectiveKernel);
         auto& collectives = env.cluster.collectives;
         switch (op) {

@@ -4,6 +4,17 @@
 
 namespace luwu::sim {
 
+const std::vector<KernelRun>& ClusterEnv::kernel_runs(const workloads::TraceOp& op) {
+  if (kernel_run_cache.empty()) {
+    for (const auto& list : trace.kernel_lists) {
+      std::vector<KernelRun> runs;
+      for (const auto& k : list) runs.push_back(kernel_run(k, hw.gpu, trace.training.dtype));
+      kernel_run_cache.push_back(std::move(runs));
+    }
+  }
+  return kernel_run_cache.at(static_cast<std::size_t>(op.kernels));
+}
+
 double RankEnv::gpu_optimizer_time_s(double params) const {
   const auto& g = gpu.spec();
   return models::optimizer_update_time_s(params, adam_cost(cluster.trace.training.dtype), g.hbm_Bps, g.hbm_Bps,

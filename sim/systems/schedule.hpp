@@ -19,6 +19,11 @@
 
 namespace luwu::sim {
 
+inline std::string op_label(const workloads::Trace& trace, const workloads::TraceOp& op) {
+  return workloads::to_string(op.kind) + " " + trace.layers.at(static_cast<std::size_t>(op.layer)).name +
+         (trace.training.grad_accum > 1 ? " mb" + std::to_string(op.micro_step) : "");
+}
+
 // Everything the schedules of one simulation share.
 struct ClusterEnv {
   const workloads::Trace& trace;
@@ -30,6 +35,9 @@ struct ClusterEnv {
   std::vector<GpuDevice*> gpus;  // by rank
 
   int world() const { return roles.world(); }
+  // The kernels of an op, timed on this cluster's GPU; ops sharing a kernel list share the result.
+  const std::vector<KernelRun>& kernel_runs(const workloads::TraceOp& op);
+  std::vector<std::vector<KernelRun>> kernel_run_cache = {};  // by kernel list, filled on first use
 };
 
 // One rank's view.
@@ -42,6 +50,8 @@ struct RankEnv {
   int world() const { return cluster.world(); }
   const workloads::Trace& trace() const { return cluster.trace; }
   double op_time_s(const workloads::TraceOp& op) const { return sim::op_time_s(cluster.trace, op, gpu.spec()); }
+  // Runs the op's kernels on this rank's compute stream.
+  void compute(const workloads::TraceOp& op) { gpu.run_kernels(op_label(trace(), op), cluster.kernel_runs(op)); }
   // Adam over `params` parameters whose state is in this GPU's HBM (sim/systems/model_state.hpp).
   double gpu_optimizer_time_s(double params) const;
 };
@@ -53,9 +63,5 @@ class Schedule {
   virtual void run_rank(RankEnv& env) = 0;
 };
 
-inline std::string op_label(const workloads::Trace& trace, const workloads::TraceOp& op) {
-  return workloads::to_string(op.kind) + " " + trace.layers.at(static_cast<std::size_t>(op.layer)).name +
-         (trace.training.grad_accum > 1 ? " mb" + std::to_string(op.micro_step) : "");
-}
 
 }  // namespace luwu::sim

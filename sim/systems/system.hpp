@@ -38,7 +38,8 @@ class System {
   // node) and has the parts it needs (a programmable switch); else one sentence.
   virtual std::string capacity_problem(const workloads::Trace&, const Hardware&) const { return ""; }
   // The algorithm of the system's GPU collectives.
-  virtual CollectiveAlgorithm collective_algorithm() const { return CollectiveAlgorithm::Hierarchical; }
+  // Its GPU-executed collectives (systems without any keep the defaults, which then do nothing).
+  virtual CollectiveSettings collectives() const { return {}; }
   // One iteration: what each rank's actor does; systems with network-side parts start their
   // actors here.  std::invalid_argument when the cluster lacks what the system needs.
   virtual std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const = 0;

@@ -11,6 +11,7 @@
 #include "common/choice.hpp"
 #include "common/json_input.hpp"
 #include "sim/engine/data_parallel_collectives.hpp"
+#include "sim/engine/gpu_device.hpp"
 
 namespace luwu::sim {
 
@@ -64,18 +65,26 @@ inline std::vector<std::string> setting_keys(std::initializer_list<std::vector<s
 // The algorithm of a system's GPU collectives: "auto" (hierarchical when servers hold several GPUs,
 // a ring otherwise), "ring", "hierarchical", or "tree" (a pipelined binary tree for all-reduce,
 // rings otherwise).
+// Collectives executed by GPU kernels (NCCL): the algorithm, and how a collective kernel gets SMs
+// beside the compute kernels (sim/engine/gpu_device.hpp): "non-preemptive" (what GPUs do: it waits
+// for a kernel boundary), "mps" (SMs statically partitioned) or "preemptive" (hypothetical).
 struct CollectiveSettings {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Hierarchical;  // "auto": a ring when servers hold one GPU
+  SmSharing sm_sharing = SmSharing::NonPreemptive;
 
-  static std::vector<std::string> keys() { return {"collective_algorithm"}; }
+  static std::vector<std::string> keys() { return {"collective_algorithm", "sm_sharing"}; }
   static CollectiveSettings parse(const SystemEntry& entry) {
     static const Choices<CollectiveAlgorithm> names = {{"auto", CollectiveAlgorithm::Hierarchical},
                                                        {"ring", CollectiveAlgorithm::Ring},
                                                        {"hierarchical", CollectiveAlgorithm::Hierarchical},
                                                        {"tree", CollectiveAlgorithm::Tree}};
+    static const Choices<SmSharing> sharing = {{"non-preemptive", SmSharing::NonPreemptive},
+                                               {"mps", SmSharing::Mps},
+                                               {"preemptive", SmSharing::Preemptive}};
     CollectiveSettings s;
     if (entry.has("collective_algorithm"))
       s.algorithm = entry.at("collective_algorithm").as_choice(names, "collective algorithm");
+    if (entry.has("sm_sharing")) s.sm_sharing = entry.at("sm_sharing").as_choice(sharing, "SM sharing");
     return s;
   }
 };

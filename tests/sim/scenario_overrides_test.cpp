@@ -132,17 +132,22 @@ TEST_CASE("collective interference: a larger override stretches DDP's compute, b
   CHECK(heavy.breakdown.compute_s <= none.breakdown.compute_s / (1 - 0.3) * (1 + 1e-9));
 }
 
-TEST_CASE("an inline GPU profile with half the fp16 peak doubles the compute time") {
-  // The A100's own numbers under another name, with peak_fp16_flops 312 -> 156 TFLOP/s.
-  // op_timing.hpp: a kernel takes flops / (peak * efficiency(m, n, k)), and the efficiency depends
-  // on gemm_efficiency_max and gemm_half_efficiency_dim (profile fields), not on the peak: every
-  // forward/backward kernel takes exactly twice as long.  Interference is set to zero in both so
-  // that no overlap-dependent stretching enters.
+TEST_CASE("an inline GPU profile with half the fp16 peak and HBM bandwidth doubles the compute time") {
+  // The A100's own numbers under another name, with peak_fp16_flops 312 -> 156 TFLOP/s and
+  // hbm_bandwidth 1555 -> 777.5 GB/s.  op_timing.hpp: a matrix kernel takes
+  // flops / (peak * efficiency), and the efficiency depends on gemm_efficiency_max and
+  // gemm_half_efficiency_dim (profile fields), not on the peak; an elementwise kernel takes
+  // bytes / hbm_bandwidth: every forward/backward kernel takes exactly twice as long.
+  // Interference, launch blocking and the bandwidth drop are off in both so that no
+  // overlap-dependent stretching enters.
   Json half = shipped_profile_json("a100-40gb-sxm");
   half["name"] = "a100-half-fp16";
   half["fields"]["peak_fp16_flops"]["value"] = 156;
   half["fields"]["peak_fp16_flops"]["unit"] = "TFLOP/s";
-  const Json quiet = {{"collective_interference", 0}, {"dma_interference", 0}};
+  half["fields"]["hbm_bandwidth"]["value"] = 777.5;
+  half["fields"]["hbm_bandwidth"]["unit"] = "GB/s";
+  const Json quiet = {{"collective_interference", 0}, {"dma_interference", 0}, {"collective_sm_share", 0},
+                      {"collective_bandwidth_drop_under_gemm", 0}};
 
   const auto baseline = simulate(tiny_scenario({{"overrides", {{"a100-40gb-sxm", quiet}}}}));
   const Json inline_scenario =

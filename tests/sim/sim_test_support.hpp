@@ -35,12 +35,17 @@ inline workloads::Trace synthetic_trace(int layers, std::uint64_t params, double
     info.forward_flops = info.backward_flops = flops;
     t.layers.push_back(info);
   }
-  // Each op's kernel shape: a transformer block's, tokens (1 x 2048) x hidden by hidden x hidden.
-  const workloads::GemmShape block{2048, t.model.hidden, t.model.hidden};
+  // Each op is one GEMM kernel of a transformer block's shape, tokens (1 x 2048) x hidden by hidden x hidden.
+  workloads::Kernel block;
+  block.name = "block";
+  block.flops = flops;
+  block.gemm = {2048, t.model.hidden, t.model.hidden};
+  block.output_elements = 2048.0 * t.model.hidden;
+  t.kernel_lists = {{block}};
   for (int m = 0; m < grad_accum; ++m) {
-    for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, m, flops, 2 * params, 0, 0, 0, block});
+    for (int l = 0; l < layers; ++l) t.ops.push_back({OpKind::Forward, l, m, flops, 2 * params, 0, 0, 0, 0});
     for (int l = layers - 1; l >= 0; --l)
-      t.ops.push_back({OpKind::Backward, l, m, flops, 2 * params, 2 * params, 0, 0, block});
+      t.ops.push_back({OpKind::Backward, l, m, flops, 2 * params, 2 * params, 0, 0, 0});
   }
   return t;
 }
@@ -84,6 +89,8 @@ inline sim::Hardware quiet_hardware(const topologies::Topology& topo) {
   auto hw = sim::hardware_of(topo);
   hw.gpu.collective_interference = 0;  // closed forms without interference
   hw.gpu.dma_interference = 0;
+  hw.gpu.collective_sm_share = 0;       // nor launch blocking
+  hw.gpu.collective_bandwidth_drop = 0;
   return hw;
 }
 

@@ -131,32 +131,31 @@ TEST_CASE("one worker with interference on: every system runs; DDP and ZeRO-3 ar
   }
 }
 
-TEST_CASE("op_time_s takes the kernel shape from the op alone") {
+TEST_CASE("an op's time is its kernels': GEMMs by shape, attention by intensity, elementwise by HBM bandwidth") {
   const auto hw = quiet_hardware(star(1));
-  auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), [] {
+  const auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), [] {
     workloads::TrainingConfig t;
     t.micro_batch = 1;
     t.seq_len = 256;
+    t.memory_efficient_attention = true;
     return t;
   }());
   const workloads::TraceOp block = trace.ops.at(1);  // forward of the first transformer block
-  REQUIRE(block.flops > 0);
-  const double t_block = sim::op_time_s(block, hw.gpu, models::Precision::Fp16);
-  // The trace's overload is the same at the trace's precision (fp16).
-  CHECK(sim::op_time_s(trace, block, hw.gpu) == t_block);
-  // Changing the trace's configuration does not change how long an op takes: only the op counts.
-  trace.training.micro_batch = 64;
-  trace.model.hidden = 12288;
-  CHECK(sim::op_time_s(trace, block, hw.gpu) == t_block);
-  // A larger shape runs the same FLOPs at a higher efficiency (models/gpu.hpp), a smaller one lower.
-  workloads::TraceOp wide = block, narrow = block;
-  wide.gemm.m *= 16;
-  narrow.gemm.m = 1;
-  CHECK(sim::op_time_s(wide, hw.gpu, models::Precision::Fp16) < t_block);
-  CHECK(sim::op_time_s(narrow, hw.gpu, models::Precision::Fp16) > t_block);
-  // Same shape, twice the FLOPs: twice the time; no FLOPs: no time.
-  workloads::TraceOp twice = block;
-  twice.flops *= 2;
-  CHECK(sim::op_time_s(twice, hw.gpu, models::Precision::Fp16) == doctest::Approx(2 * t_block).epsilon(1e-12));
-  CHECK(sim::op_time_s(trace.ops.front(), hw.gpu, models::Precision::Fp16) == 0);  // the embedding's forward
+  // GPT-3 125M: h = 768, 12 heads, FFN 3072; T = 256 tokens of 2 bytes (fp16).
+  const double T = 256, h = 768, f = 3072, e = 2;
+  const auto& g = hw.gpu;
+  const double P = g.peak_fp16_flops, W = g.hbm_Bps;
+  auto gemm = [&](double m, double n, double k) { return 2 * m * n * k / (P * g.gemm_efficiency(m, n, k)); };
+  // Fused attention moves Q, K, V and its output (4 T h elements) for 4 s^2 h FLOPs: d = 3 F / (2 x elements).
+  const double attention_flops = 4 * 256.0 * 256.0 * h;
+  const double attention = attention_flops / (P * g.intensity_efficiency(3 * attention_flops / (2 * 4 * T * h)));
+  const double elementwise = e * (2 * T * h + 5 * T * h + 2 * T * f + 3 * T * h) / W;
+  const double expected = gemm(T, 3 * h, h) + attention + gemm(T, h, h) + gemm(T, f, h) + gemm(T, h, f) + elementwise;
+  CHECK(sim::op_time_s(trace, block, g) == doctest::Approx(expected).epsilon(1e-12));
+  // The embedding's forward is a gather: 3 T h elements through HBM, no FLOPs.
+  CHECK(sim::op_time_s(trace, trace.ops.front(), g) == doctest::Approx(e * 3 * T * h / W).epsilon(1e-12));
+  // Every kernel of a 256-token micro-batch leaves SMs free on a 108-SM A100 (128 x 128 tiles):
+  // qkv writes 256 x 2304 elements = 2 x 18 tiles = 36 of 108 SMs.
+  const auto runs = sim::kernel_runs(trace, block, g);
+  CHECK(runs.at(1).sm_share == doctest::Approx(36.0 / 108));
 }

@@ -153,42 +153,69 @@ TEST_CASE("a trace written and read back is identical") {
   }
 }
 
-TEST_CASE("each op carries its layer's representative GEMM: tokens x hidden by hidden x (hidden or vocab)") {
-  // GPT-3 175B (Brown et al. 2020, table 2.1): d_model 12288, 96 layers; the GPT-2 BPE vocabulary
-  // of 50257 tokens.  2 sequences of 1024 tokens per micro-batch.
+TEST_CASE("each op launches its layer's kernels: GEMM shapes and FLOPs of GPT-3 175B") {
+  // GPT-3 175B (Brown et al. 2020, table 2.1): d_model 12288, 96 layers, 96 heads, FFN 4 x d_model;
+  // the GPT-2 BPE vocabulary of 50257 tokens.  2 sequences of 1024 tokens per micro-batch.
+  const double T = 2 * 1024, h = 12288, s = 1024, b = 2, V = 50257;
   Trace t = generate_trace(gpt3_175b(), training(2, 1024, 2, true));
-  std::size_t head_ops = 0;
-  for (const auto& op : t.ops) {
-    CAPTURE(op.layer);
-    CHECK(op.gemm.m == 2 * 1024);
-    CHECK(op.gemm.k == 12288);
-    if (op.layer == 97) {
-      CHECK(op.gemm.n == 50257);
-      ++head_ops;
-    } else {
-      CHECK(op.gemm.n == 12288);
-    }
+  const TraceOp& fwd = t.ops[1];  // block_0's forward
+  REQUIRE(fwd.kind == OpKind::Forward);
+  std::vector<std::string> names;
+  double gemm_flops = 0, attention_flops = 0;
+  for (const auto& k : t.kernels_of(fwd)) {
+    names.push_back(k.name);
+    if (k.kind == KernelKind::Gemm) gemm_flops += k.flops;
+    if (k.kind == KernelKind::Attention) attention_flops += k.flops;
   }
-  CHECK(head_ops == 2 * 2);  // forward and backward, in each of the 2 micro-steps
-  // LLaMA-2 7B (Touvron et al. 2023): hidden 4096, 32 layers, vocabulary 32000.
-  Trace l = generate_trace(*find_catalog_model("llama2-7b"), training(1, 4096, 1, false));
-  CHECK(l.ops.front().gemm == GemmShape{4096, 4096, 4096});
-  CHECK(l.ops[32 + 1].gemm == GemmShape{4096, 32000, 4096});  // forward of the head, layer 33
+  CHECK(names == std::vector<std::string>{"attention-norm", "qkv", "attention", "attention-out", "ffn-norm", "ffn-up",
+                                          "activation", "ffn-down", "residual"});
+  // Megatron-LM's count (Narayanan et al. 2021, appendix): 24 T h^2 in the block's GEMMs, 4 b s^2 h in attention.
+  CHECK(gemm_flops == doctest::Approx(24 * T * h * h).epsilon(1e-12));
+  CHECK(attention_flops == doctest::Approx(4 * b * s * s * h).epsilon(1e-12));
+  CHECK(t.kernels_of(fwd)[1].gemm == GemmShape{2048, 3 * 12288, 12288});
+  CHECK(t.kernels_of(fwd)[5].gemm == GemmShape{2048, 4 * 12288, 12288});
+  // Backward: each GEMM C[m x n] = A[m x k] B[k x n] as dA (m x n by n x k) then dB (k x m by m x n).
+  const TraceOp& bwd = t.ops[t.ops.size() / 2 - 1];  // micro-step 0's last op: the embedding's backward
+  REQUIRE(bwd.kind == OpKind::Backward);
+  const TraceOp& block_bwd = t.ops[t.ops.size() / 2 - 2];  // block_0's backward (after its recompute)
+  REQUIRE(block_bwd.kind == OpKind::Backward);
+  REQUIRE(block_bwd.layer == 1);
+  const auto& back = t.kernels_of(block_bwd);
+  CHECK(back.front().name == "residual backward");
+  CHECK(back[1].name == "ffn-down dgrad");
+  CHECK(back[1].gemm == GemmShape{2048, 4 * 12288, 12288});
+  CHECK(back[2].name == "ffn-down wgrad");
+  CHECK(back[2].gemm == GemmShape{4 * 12288, 12288, 2048});
+  // The head: LM head T x h by h x V.
+  const TraceOp& head = t.ops[97];
+  REQUIRE(head.layer == 97);
+  CHECK(t.kernels_of(head)[1].gemm == GemmShape{2048, 50257, 12288});
+  CHECK(t.kernels_of(head)[1].flops == doctest::Approx(2 * T * h * V).epsilon(1e-12));
+  // Every op's kernels carry exactly its FLOPs; recompute launches the forward's kernels.
+  for (const auto& op : t.ops) {
+    double sum = 0;
+    for (const auto& k : t.kernels_of(op)) sum += k.flops;
+    CHECK(sum == doctest::Approx(op.flops).epsilon(1e-12));
+    if (op.kind == OpKind::Recompute) CHECK(op.kernels == fwd.kernels);
+  }
+  CHECK(t.kernel_lists.size() == 6);  // embedding, block and head, forward and backward
 }
 
-TEST_CASE("a trace written before ops had a shape loads with the shape generate_trace gives") {
+TEST_CASE("a version 1 trace (one representative GEMM per op) loads with its layers' kernels") {
   Trace t = generate_trace(*find_catalog_model("gpt3-125m"), training(2, 256, 2, true, DType::Bf16));
   Json old = trace_to_json(t);
+  old["version"] = 1;
+  old.erase("kernel_lists");
   for (auto& op : old["ops"]) {
-    REQUIRE(op.contains("gemm"));
-    op.erase("gemm");
+    op.erase("kernels");
+    op["gemm"] = {{"m", 512}, {"n", 768}, {"k", 768}};
   }
   const Trace back = trace_from_json(JsonNode(old, "old.json"));
   CHECK(back.ops == t.ops);
-  // A shape given in the file is the op's, whatever the layer.
-  Json edited = trace_to_json(t);
-  edited["ops"][1]["gemm"] = {{"m", 7}, {"n", 11}, {"k", 13}};
-  CHECK(trace_from_json(JsonNode(edited, "edited.json")).ops[1].gemm == GemmShape{7, 11, 13});
+  CHECK(back.kernel_lists == t.kernel_lists);
+  // Its "gemm" is still checked.
+  old["ops"][2]["gemm"]["m"] = 0;
+  CHECK_THROWS_AS(trace_from_json(JsonNode(old, "old.json")), InputError);
 }
 
 TEST_CASE("malformed traces are InputErrors naming the JSON path") {
@@ -210,7 +237,7 @@ TEST_CASE("malformed traces are InputErrors naming the JSON path") {
   };
   CHECK(error_of(good).empty());
   Json d = good;
-  d["version"] = 2;
+  d["version"] = 3;
   expect_error_at(d, "$.version");
   d = good;
   d["ops"][5]["layer"] = 99;
@@ -225,20 +252,26 @@ TEST_CASE("malformed traces are InputErrors naming the JSON path") {
   d["ops"][0]["grad_bytes"] = 8;  // a forward op
   expect_error_at(d, "$.ops[0].grad_bytes");
   d = good;
-  d["ops"][2]["gemm"]["m"] = 0;
-  expect_error_at(d, "$.ops[2].gemm.m");
+  d["ops"][2]["kernels"] = 6;  // six lists: 0..5
+  expect_error_at(d, "$.ops[2].kernels");
   d = good;
-  d["ops"][2]["gemm"]["n"] = 1.5;
-  expect_error_at(d, "$.ops[2].gemm.n");
+  d["ops"][2]["flops"] = d["ops"][2]["flops"].get<double>() * 1.01;  // no longer what its kernels add up to
+  expect_error_at(d, "$.ops[2].flops");
   d = good;
-  d["ops"][2]["gemm"].erase("k");
+  d["ops"][2]["gemm"] = {{"m", 1}, {"n", 1}, {"k", 1}};  // version 2 ops have kernels, not a shape
   expect_error_at(d, "$.ops[2].gemm");
   d = good;
-  d["ops"][2]["gemm"]["j"] = 1;
-  expect_error_at(d, "$.ops[2].gemm.j");
+  d["kernel_lists"][1][1]["gemm"]["m"] = 0;
+  expect_error_at(d, "$.kernel_lists[1][1].gemm.m");
   d = good;
-  d["ops"][2]["gemm"] = 4096;
-  expect_error_at(d, "$.ops[2].gemm");
+  d["kernel_lists"][1][1].erase("gemm");
+  expect_error_at(d, "$.kernel_lists[1][1]");
+  d = good;
+  d["kernel_lists"][1][0]["gemm"] = {{"m", 1}, {"n", 1}, {"k", 1}};  // an elementwise kernel
+  expect_error_at(d, "$.kernel_lists[1][0].gemm");
+  d = good;
+  d["kernel_lists"][1][1]["kind"] = "conv";
+  expect_error_at(d, "$.kernel_lists[1][1].kind");
   d = good;
   d["layers"][2]["params"] = "many";
   expect_error_at(d, "$.layers[2].params");

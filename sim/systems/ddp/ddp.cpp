@@ -27,7 +27,7 @@ class DdpSchedule : public Schedule {
     CompletionPtr reduced = completed();
     auto bucket = buckets.begin();
     for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-      gpu.compute(op_label(trace, trace.ops[i]), env.op_time_s(trace.ops[i]));
+      env.compute(trace.ops[i]);
       for (; bucket != buckets.end() && bucket->after_op == i; ++bucket)
         reduced = enqueue_gpu_collective(nccl, env, CollectiveOp::AllReduce, "ddp", bucket->bytes,
                                          "all-reduce bucket " + std::to_string(bucket->index));
@@ -47,7 +47,7 @@ class Ddp : public System {
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     return replica_footprint(trace, workers, gpu_memory, settings_.bucket_bytes, name());
   }
-  CollectiveAlgorithm collective_algorithm() const override { return settings_.collectives.algorithm; }
+  CollectiveSettings collectives() const override { return settings_.collectives; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override { return std::make_unique<DdpSchedule>(settings_); }
 
  private:

@@ -97,7 +97,7 @@ class LuwuSchedule : public Schedule {
         gpu.wait(delivered_[r][k++]->done(), WaitCause::Communication, "parameters multicast " + label);
       }
       checkpoints.wait_before_compute(i);
-      gpu.compute(label, env.op_time_s(op));
+      env.compute(op);
       checkpoints.after_compute(i);
       if (gradient_round_[i] != kNoRound) {
         const std::size_t round = gradient_round_[i];

@@ -43,7 +43,7 @@ class SwitchMlSchedule : public Schedule {
     Stream upload(gpu.name(), "gradient to switch (nic dma)", "communication", gpu.host(), &env_.timeline);
     auto bucket = buckets_.begin();
     for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-      gpu.compute(op_label(trace, trace.ops[i]), env.op_time_s(trace.ops[i]));
+      env.compute(trace.ops[i]);
       for (; bucket != buckets_.end() && bucket->after_op == i; ++bucket) {
         const auto b = static_cast<std::size_t>(bucket->index);
         upload.enqueue("aggregate bucket " + std::to_string(b), [this, &env, b] { aggregation_.send(env, b); });

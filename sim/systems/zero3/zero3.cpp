@@ -1,8 +1,9 @@
 // ZeRO-3 (DeepSpeed stage 3 / FSDP): parameters, gradients and optimizer state partitioned 1/N.
 //
-// Forward, per layer: all-gather the layer's parameters (issued `prefetch_layers` layers ahead, on
-// their own stream), compute, free.  Backward, per layer: all-gather again (once for recompute and
-// backward), compute, reduce-scatter the gradient on a second stream; every micro-batch's gradient
+// Forward, per layer: all-gather the layer's parameters (issued `prefetch_layers` layers ahead),
+// compute, free.  Backward, per layer: all-gather again (once for recompute and backward), compute,
+// reduce-scatter the gradient, on the same collective stream in issue order unless
+// "collective_streams" is "separate" (gpu_collective.hpp); every micro-batch's gradient
 // is reduce-scattered into the local shard.  Then the optimizer steps on the GPU over P/N params.
 #include "sim/systems/zero3/zero3.hpp"
 
@@ -24,8 +25,10 @@ class Zero3Schedule : public Schedule {
     GpuDevice& gpu = env.gpu;
     const auto& trace = env.trace();
     const auto& ops = trace.ops;
-    Stream gather_stream(gpu.name(), "all-gather", "communication", gpu.host(), &env.cluster.timeline);
-    Stream reduce_stream(gpu.name(), "reduce-scatter", "communication", gpu.host(), &env.cluster.timeline);
+    const bool one = settings_.streams.one_stream;
+    Stream gather_stream(gpu.name(), one ? "collectives" : "all-gather", "communication", gpu.host(), &env.cluster.timeline);
+    Stream reduce_own(gpu.name(), "reduce-scatter", "communication", gpu.host(), &env.cluster.timeline);
+    Stream& reduce_stream = one ? gather_stream : reduce_own;
 
     std::vector<CompletionPtr> gathered(ops.size());
     ParamPrefetch prefetch(trace, settings_.prefetch.layers, [&](std::size_t i) {
@@ -38,7 +41,7 @@ class Zero3Schedule : public Schedule {
       const auto& op = ops[i];
       if (prefetch.before(i)) params_ready = gathered[i];
       gpu.wait(params_ready, WaitCause::Communication, "all-gather " + op_label(trace, op));
-      gpu.compute(op_label(trace, op), env.op_time_s(op));
+      env.compute(op);
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0)
         reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zero3-rs",
                                          static_cast<double>(op.grad_bytes), "reduce-scatter " + op_label(trace, op));
@@ -68,7 +71,7 @@ class Zero3 : public System {
     judge_footprint(f, name(), gpu_memory);
     return f;
   }
-  CollectiveAlgorithm collective_algorithm() const override { return settings_.collectives.algorithm; }
+  CollectiveSettings collectives() const override { return settings_.collectives; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override {
     return std::make_unique<Zero3Schedule>(settings_);
   }
@@ -80,8 +83,10 @@ class Zero3 : public System {
 }  // namespace
 
 SystemPtr parse_zero3(const SystemEntry& entry) {
-  entry.only_settings(setting_keys({PrefetchSettings::keys(), CollectiveSettings::keys()}));
-  return std::make_shared<Zero3>(entry, Zero3Settings{PrefetchSettings::parse(entry), CollectiveSettings::parse(entry)});
+  entry.only_settings(
+      setting_keys({PrefetchSettings::keys(), CollectiveSettings::keys(), CollectiveStreamSettings::keys()}));
+  return std::make_shared<Zero3>(entry, Zero3Settings{PrefetchSettings::parse(entry), CollectiveSettings::parse(entry),
+                                                      CollectiveStreamSettings::parse(entry)});
 }
 
 }  // namespace luwu::sim

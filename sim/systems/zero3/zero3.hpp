@@ -1,5 +1,6 @@
 #pragma once
 // ZeRO-3 (DeepSpeed stage 3 / FSDP).
+#include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/system.hpp"
 
 namespace luwu::sim {
@@ -7,6 +8,7 @@ namespace luwu::sim {
 struct Zero3Settings {
   PrefetchSettings prefetch;
   CollectiveSettings collectives;
+  CollectiveStreamSettings streams;
 };
 
 SystemPtr parse_zero3(const SystemEntry& entry);

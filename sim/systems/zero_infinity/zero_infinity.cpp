@@ -4,7 +4,8 @@
 // from NVMe into host memory and copies it over its own PCIe (bandwidth-centric partitioning: all
 // PCIe links work in parallel), then the shards are all-gathered over the network; prefetch runs
 // `prefetch_layers` layers ahead.  Backward reduce-scatters each gradient and copies the shard to
-// host memory.  After backward the CPU optimizer updates the P/N parameters of the rank: it
+// host memory; all-gathers and reduce-scatters share one collective stream in issue order unless
+// "collective_streams" is "separate" (gpu_collective.hpp).  After backward the CPU optimizer updates the P/N parameters of the rank: it
 // streams fp32 master, m and v from NVMe through DRAM in sub-groups (read -> update -> write
 // back, double-buffered) and writes the fp16 parameters back for the next iteration.  Optionally,
 // activation checkpoints go to host memory after forward and come back before recompute.
@@ -44,8 +45,10 @@ class ZeroInfinitySchedule : public Schedule {
     const bool on_nvme = settings_.offload == Tier::Nvme;
     Timeline* tl = &env.cluster.timeline;
     Stream fetch_stream(gpu.name(), "param fetch (nvme/pcie)", "io", gpu.host(), tl);
-    Stream gather_stream(gpu.name(), "all-gather", "communication", gpu.host(), tl);
-    Stream reduce_stream(gpu.name(), "reduce-scatter", "communication", gpu.host(), tl);
+    const bool one = settings_.streams.one_stream;
+    Stream gather_stream(gpu.name(), one ? "collectives" : "all-gather", "communication", gpu.host(), tl);
+    Stream reduce_own(gpu.name(), "reduce-scatter", "communication", gpu.host(), tl);
+    Stream& reduce_stream = one ? gather_stream : reduce_own;
     Stream offload_stream(gpu.name(), "offload to host (pcie)", "io", gpu.host(), tl);
     CheckpointOffload checkpoints(env, settings_.checkpoints, offload_stream, fetch_stream);
 
@@ -74,7 +77,7 @@ class ZeroInfinitySchedule : public Schedule {
       gpu.wait(params_fetched, WaitCause::Io, "parameter shard from host " + label);
       gpu.wait(params_ready, WaitCause::Communication, "all-gather " + label);
       checkpoints.wait_before_compute(i);
-      gpu.compute(label, env.op_time_s(op));
+      env.compute(op);
 
       if (auto sent = checkpoints.after_compute(i)) offloaded = sent;
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) {
@@ -158,7 +161,7 @@ class ZeroInfinity : public System {
     return "";
   }
 
-  CollectiveAlgorithm collective_algorithm() const override { return settings_.collectives.algorithm; }
+  CollectiveSettings collectives() const override { return settings_.collectives; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<ZeroInfinitySchedule>(settings_, env);
   }
@@ -171,7 +174,8 @@ class ZeroInfinity : public System {
 
 SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   entry.only_settings(setting_keys({{"offload", "optimizer_chunk_params"}, PrefetchSettings::keys(),
-                                    CheckpointOffloadSettings::keys(), CollectiveSettings::keys()}));
+                                    CheckpointOffloadSettings::keys(), CollectiveSettings::keys(),
+                                    CollectiveStreamSettings::keys()}));
   ZeroInfinitySettings s;
   if (entry.has("offload")) s.offload = entry.at("offload").as_choice(Choices<Tier>{{"nvme", Tier::Nvme}, {"dram", Tier::Dram}}, "offload tier");
   if (entry.has("optimizer_chunk_params")) {
@@ -183,6 +187,7 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   s.prefetch = PrefetchSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry);
   s.collectives = CollectiveSettings::parse(entry);
+  s.streams = CollectiveStreamSettings::parse(entry);
   return std::make_shared<ZeroInfinity>(entry, s);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // ZeRO-Infinity (DeepSpeed stage 3 with parameters and optimizer state offloaded).
 #include "sim/systems/checkpoint_offload.hpp"
+#include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/system.hpp"
 
 namespace luwu::sim {
@@ -15,6 +16,7 @@ struct ZeroInfinitySettings {
   PrefetchSettings prefetch;
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
+  CollectiveStreamSettings streams;
 };
 
 SystemPtr parse_zero_infinity(const SystemEntry& entry);

@@ -73,7 +73,7 @@ class ZeroOffloadSchedule : public Schedule {
     CompletionPtr reduced = completed(), offloaded = completed();
     auto bucket = buckets.begin();
     for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-      gpu.compute(op_label(trace, trace.ops[i]), env.op_time_s(trace.ops[i]));
+      env.compute(trace.ops[i]);
       for (; bucket != buckets.end() && bucket->after_op == i; ++bucket) {
         const std::string name = "bucket " + std::to_string(bucket->index);
         reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zoff-rs", bucket->bytes,
@@ -134,7 +134,7 @@ class ZeroOffload : public System {
     return "";
   }
 
-  CollectiveAlgorithm collective_algorithm() const override { return settings_.collectives.algorithm; }
+  CollectiveSettings collectives() const override { return settings_.collectives; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override {
     return std::make_unique<ZeroOffloadSchedule>(settings_);
   }

@@ -1,0 +1,132 @@
+#include "workloads/kernels.hpp"
+
+#include <algorithm>
+
+namespace luwu::workloads {
+
+std::string to_string(KernelKind k) {
+  switch (k) {
+    case KernelKind::Gemm: return "gemm";
+    case KernelKind::Attention: return "attention";
+    case KernelKind::Elementwise: return "elementwise";
+  }
+  return "?";
+}
+
+namespace {
+
+struct Dims {
+  double T, b, s, h, a, kv, f, V, e;
+  bool swiglu, fused_attention;
+};
+
+Kernel gemm(std::string name, double m, double n, double k, double e) {
+  Kernel g;
+  g.name = std::move(name);
+  g.kind = KernelKind::Gemm;
+  g.flops = 2 * m * n * k;
+  g.bytes = e * (m * k + k * n + m * n);
+  g.output_elements = m * n;
+  g.gemm = {static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), static_cast<std::int64_t>(k)};
+  return g;
+}
+
+Kernel elementwise(std::string name, double bytes, double output_elements) {
+  Kernel k;
+  k.name = std::move(name);
+  k.kind = KernelKind::Elementwise;
+  k.bytes = bytes;
+  k.output_elements = output_elements;
+  return k;
+}
+
+Kernel attention(const Dims& d) {
+  Kernel k;
+  k.name = "attention";
+  k.kind = KernelKind::Attention;
+  k.flops = 4 * d.b * d.s * d.s * d.h;
+  const double qkvo = d.T * (2 * d.h + 2 * d.kv);
+  const double scores = d.fused_attention ? 0 : 4 * d.a * d.b * d.s * d.s;
+  k.bytes = d.e * (qkvo + scores);
+  k.output_elements = d.T * d.h;
+  return k;
+}
+
+// Backward of a GEMM C[m x n] = A[m x k] B[k x n]: dA = dC B^T, then dB = A^T dC.
+void backward_gemm(std::vector<Kernel>& out, const Kernel& fwd, double e) {
+  const double m = static_cast<double>(fwd.gemm.m), n = static_cast<double>(fwd.gemm.n),
+               k = static_cast<double>(fwd.gemm.k);
+  out.push_back(gemm(fwd.name + " dgrad", m, k, n, e));
+  out.push_back(gemm(fwd.name + " wgrad", k, n, m, e));
+}
+
+std::vector<Kernel> block_forward(const Dims& d) {
+  const double up = d.swiglu ? 2 * d.f : d.f;
+  return {elementwise("attention-norm", d.e * 2 * d.T * d.h, d.T * d.h),
+          gemm("qkv", d.T, d.h + 2 * d.kv, d.h, d.e),
+          attention(d),
+          gemm("attention-out", d.T, d.h, d.h, d.e),
+          elementwise("ffn-norm", d.e * 5 * d.T * d.h, d.T * d.h),
+          gemm("ffn-up", d.T, up, d.h, d.e),
+          elementwise("activation", d.e * (d.swiglu ? 3 : 2) * d.T * d.f, d.T * d.f),
+          gemm("ffn-down", d.T, d.h, d.f, d.e),
+          elementwise("residual", d.e * 3 * d.T * d.h, d.T * d.h)};
+}
+
+std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& d) {
+  std::vector<Kernel> out;
+  for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
+    switch (it->kind) {
+      case KernelKind::Gemm: backward_gemm(out, *it, d.e); break;
+      case KernelKind::Attention: {
+        Kernel k = *it;
+        k.name += " backward";
+        k.flops = 2 * it->flops + (d.fused_attention ? 2 * d.b * d.s * d.s * d.h : 0);
+        k.bytes = 2 * it->bytes;
+        out.push_back(k);
+        break;
+      }
+      case KernelKind::Elementwise: {
+        Kernel k = *it;
+        k.name += " backward";
+        k.bytes = 2 * it->bytes;
+        out.push_back(k);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t, LayerKind layer, OpKind op) {
+  Dims d{};
+  d.b = t.micro_batch;
+  d.s = t.seq_len;
+  d.T = d.b * d.s;
+  d.h = m.hidden;
+  d.a = m.heads;
+  d.kv = static_cast<double>(m.kv_width());
+  d.f = m.ffn_hidden;
+  d.V = m.vocab;
+  d.e = static_cast<double>(bytes_per_element(t.dtype));
+  d.swiglu = m.ffn_kind == FfnKind::SwiGlu;
+  d.fused_attention = t.memory_efficient_attention;
+
+  std::vector<Kernel> forward;
+  switch (layer) {
+    case LayerKind::Embedding:
+      // Backward is a scatter-add of the same size, not twice the gather: written out below.
+      if (op == OpKind::Backward) return {elementwise("embedding-grad", d.e * 3 * d.T * d.h, d.T * d.h)};
+      return {elementwise("embedding", d.e * 3 * d.T * d.h, d.T * d.h)};
+    case LayerKind::Transformer: forward = block_forward(d); break;
+    case LayerKind::Head:
+      forward = {elementwise("final-norm", d.e * 2 * d.T * d.h, d.T * d.h), gemm("lm-head", d.T, d.V, d.h, d.e),
+                 elementwise("cross-entropy", 8 * d.T * d.V, d.T * d.V)};
+      break;
+  }
+  return op == OpKind::Backward ? backward_of(forward, d) : forward;
+}
+
+}  // namespace luwu::workloads

@@ -1,0 +1,69 @@
+#pragma once
+// The GPU kernels an op launches, in launch order: what the simulator replays on the compute
+// stream, one kernel at a time, so that a collective waiting for SMs can start only at a kernel
+// boundary (sim/engine/gpu_device.hpp).
+//
+// A transformer block's forward (and its recompute), T = micro_batch x seq_len tokens, elements
+// of `e` bytes (the training dtype):
+//   attention-norm  elementwise  LayerNorm/RMSNorm: reads and writes T x h
+//   qkv             GEMM         T x h by h x (h + 2 kv)
+//   attention       attention    Q K^T and scores x V: 4 b s^2 h FLOPs (the accounting's); fused
+//                                (memory-efficient) it moves Q, K, V and its output; unfused it also
+//                                writes the scores, reads and writes the softmax and reads it again
+//                                (4 a b s^2 elements)
+//   attention-out   GEMM         T x h by h x h
+//   ffn-norm        elementwise  dropout + residual add + norm: 5 T x h elements
+//   ffn-up          GEMM         T x h by h x f (SwiGLU: h x 2f, gate and up in one GEMM)
+//   activation      elementwise  GELU reads and writes T x f (SwiGLU: reads 2, writes 1)
+//   ffn-down        GEMM         T x f by f x h
+//   residual        elementwise  dropout + residual add: 3 T x h elements
+// Backward runs them in reverse; each GEMM C = A B becomes two of equal FLOPs, the input gradient
+// dA = dC B^T (T x n by n x k) and the weight gradient dB = A^T dC (k x T by T x n); attention's
+// backward has twice its forward FLOPs (plus Q K^T once more when memory-efficient, as the
+// accounting counts) and moves twice its bytes; an elementwise kernel's backward moves twice its
+// forward's bytes.  The embedding is a gather forward and a scatter-add backward (3 T x h
+// elements, no FLOPs); the head is the final norm, the LM-head GEMM T x h by h x V and the fused
+// cross entropy, which reads and writes the fp32 logits (4 T V bytes each way).
+// The FLOPs of an op's kernels sum to the op's FLOPs (layer_accounting.hpp counts the same
+// matrix multiplies); elementwise kernels add memory traffic the FLOP count leaves out.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/layer_accounting.hpp"
+#include "workloads/model_config.hpp"
+#include "workloads/training_config.hpp"
+
+namespace luwu::workloads {
+
+enum class KernelKind { Gemm, Attention, Elementwise };
+std::string to_string(KernelKind);
+
+// C[m x n] = A[m x k] B[k x n], in elements.
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+
+  bool operator==(const GemmShape&) const = default;
+};
+
+struct Kernel {
+  std::string name;
+  KernelKind kind = KernelKind::Gemm;
+  double flops = 0;               // matrix-multiply FLOPs, 2 per multiply-add
+  double bytes = 0;               // HBM bytes read plus written, minimal traffic
+  double output_elements = 0;     // elements it writes: its parallelism (how many SMs it can fill)
+  GemmShape gemm;                 // GEMMs only (zero otherwise)
+
+  bool operator==(const Kernel&) const = default;
+};
+
+enum class OpKind { Forward, Recompute, Backward };
+std::string to_string(OpKind);
+
+// The kernels of one op of a layer of that kind (Recompute launches Forward's kernels).
+std::vector<Kernel> layer_kernels(const ModelConfig& model, const TrainingConfig& training, LayerKind layer,
+                                  OpKind op);
+
+}  // namespace luwu::workloads
