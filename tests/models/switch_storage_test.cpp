@@ -169,30 +169,32 @@ TEST_CASE("requests of q bytes at queue depth d: min(sequential, d q / (latency 
 }
 
 TEST_CASE("an SSD profile's PCIe interface: both fields, a shipped generation, a power-of-two width") {
-  auto ssd = [](const std::string& extra) {
-    luwu::Json j = luwu::Json::parse(R"({"name": "s", "kind": "ssd", "description": "test", "fields": {
-        "read_bandwidth": {"value": 7, "unit": "GB/s", "source": "test"},
-        "write_bandwidth": {"value": 3.8, "unit": "GB/s", "source": "test"},
-        "capacity": {"value": 1, "unit": "TB", "source": "test"},
-        "latency": {"value": 90, "unit": "us", "source": "test"})" + extra + "}}");
-    return ssd_from_profile(profile_from_json(luwu::JsonNode(j, "s.json")));
+  // The PM1733's rates (7.0 / 3.8 GB/s) behind the slot the fields name; 0: a field left out.
+  auto ssd = [](double generation, double lanes) {
+    Profile p = find_profile("samsung-pm1733");
+    if (generation > 0) apply_override(p, "pcie_generation", generation, "test");
+    if (lanes > 0) apply_override(p, "pcie_lanes", lanes, "test");
+    return ssd_from_profile(p);
   };
-  const std::string gen = R"(, "pcie_generation": {"value": %G, "unit": "count", "source": "test"})";
-  const std::string lanes = R"(, "pcie_lanes": {"value": %L, "unit": "count", "source": "test"})";
-  auto with = [&](const std::string& g, const std::string& l) {
-    std::string e;
-    if (!g.empty()) e += gen.substr(0, gen.find("%G")) + g + gen.substr(gen.find("%G") + 2);
-    if (!l.empty()) e += lanes.substr(0, lanes.find("%L")) + l + lanes.substr(lanes.find("%L") + 2);
-    return e;
-  };
-  CHECK(ssd("").interface_Bps == 0);
-  CHECK(ssd(with("5", "4")).read_Bps == 7e9);  // Gen5 x4: 14.3 GB/s per direction
-  CHECK_THROWS_WITH_AS(ssd(with("3", "")), doctest::Contains("$.fields.pcie_generation"), luwu::InputError);
-  CHECK_THROWS_WITH_AS(ssd(with("", "4")), doctest::Contains("$.fields.pcie_lanes"), luwu::InputError);
-  CHECK_THROWS_WITH_AS(ssd(with("2", "4")), doctest::Contains("pcie-gen2-x16"), luwu::InputError);
-  CHECK_THROWS_WITH_AS(ssd(with("4", "3")), doctest::Contains("$.fields.pcie_lanes"), luwu::InputError);
-  CHECK_THROWS_WITH_AS(ssd(with("4", "64")), doctest::Contains("32 lanes"), luwu::InputError);
-  CHECK_THROWS_AS(ssd(with("4", "2.5")), luwu::InputError);  // a whole number
+  CHECK(ssd(0, 0).interface_Bps == 0);
+  CHECK(ssd(5, 4).read_Bps == 7e9);  // Gen5 x4: 14.3 GB/s per direction
+  CHECK(ssd(3, 8).read_Bps == 7e9);  // Gen3 x8: 7.15 GB/s, just above the 7 GB/s
+  CHECK(ssd(3, 2).write_Bps == doctest::Approx(3.5753409711e9 / 2).epsilon(1e-9));  // Gen3 x2 caps the 3.8 GB/s
+  CHECK_THROWS_WITH_AS(ssd(3, 0), doctest::Contains("$.fields.pcie_generation"), luwu::InputError);
+  CHECK_THROWS_WITH_AS(ssd(0, 4), doctest::Contains("$.fields.pcie_lanes"), luwu::InputError);
+  CHECK_THROWS_WITH_AS(ssd(2, 4), doctest::Contains("pcie-gen2-x16"), luwu::InputError);
+  CHECK_THROWS_WITH_AS(ssd(4, 3), doctest::Contains("$.fields.pcie_lanes"), luwu::InputError);
+  CHECK_THROWS_WITH_AS(ssd(4, 64), doctest::Contains("32 lanes"), luwu::InputError);
+  // A fractional count is refused where the profile is read (the schema says whole numbers).
+  luwu::Json j = luwu::Json::parse(R"({"name": "s", "kind": "ssd", "description": "test", "fields": {
+      "read_bandwidth": {"value": 7, "unit": "GB/s", "source": "test"},
+      "write_bandwidth": {"value": 3.8, "unit": "GB/s", "source": "test"},
+      "capacity": {"value": 1, "unit": "TB", "source": "test"},
+      "latency": {"value": 90, "unit": "us", "source": "test"},
+      "pcie_generation": {"value": 4, "unit": "count", "source": "test"},
+      "pcie_lanes": {"value": 2.5, "unit": "count", "source": "test"}}})");
+  CHECK_THROWS_WITH_AS(profile_from_json(luwu::JsonNode(j, "s.json")), doctest::Contains("$.fields.pcie_lanes.value"),
+                       luwu::InputError);
 }
 
 TEST_CASE("memory tiers: achieved = theoretical x stream efficiency") {

@@ -238,14 +238,14 @@ namespace {
 // Workers whose one SSD reads at 12 GB/s and writes at 2.8 GB/s, the two directions not sharing
 // (14.8 GB/s together) and no access latency, so that overlapped reads and writes add up by hand.
 topologies::Topology star_with_toy_ssd(int workers) {
-  luwu::Json j = luwu::Json::parse(R"({"name": "toy-ssd", "kind": "ssd", "description": "test", "fields": {
-      "read_bandwidth": {"value": 12, "unit": "GB/s", "source": "test"},
-      "write_bandwidth": {"value": 2.8, "unit": "GB/s", "source": "test"},
-      "read_write_bandwidth": {"value": 14.8, "unit": "GB/s", "source": "test"},
-      "capacity": {"value": 1, "unit": "TB", "source": "test"},
-      "latency": {"value": 0, "unit": "us", "source": "test"}}})");
+  models::Profile toy = models::find_profile("samsung-pm1733");
+  toy.name = "toy-ssd";
+  models::apply_override(toy, "read_bandwidth", 12e9, "test");
+  models::apply_override(toy, "write_bandwidth", 2.8e9, "test");
+  models::apply_override(toy, "read_write_bandwidth", 14.8e9, "test");
+  models::apply_override(toy, "latency", 0, "test");
   models::ProfileCatalog catalog;
-  catalog.add(models::profile_from_json(luwu::JsonNode(j, "toy-ssd.json")));
+  catalog.add(toy);
   topologies::LuwuStarParams p;
   p.workers = workers;
   p.ssd_profile = "toy-ssd";
