@@ -36,6 +36,15 @@ std::vector<DerivedQuantity> derived_quantities(const Profile& p) {
     SwitchSpec s = switch_from_profile(p);
     out.push_back({"payload", s.payload_bytes(), "B", "elements_per_packet * element_size"});
     out.push_back({"slot_pool", s.slot_pool_bytes(), "B", "aggregation_slots * payload"});
+  } else if (p.kind == "ssd") {
+    SsdSpec s = ssd_from_profile(p);
+    if (s.interface_Bps > 0)
+      out.push_back({"interface_bandwidth_per_direction", s.interface_Bps, "B/s",
+                     "achieved rate of pcie-gen<pcie_generation>-x16 scaled to pcie_lanes (caps each direction)"});
+    out.push_back({"mixed_bandwidth_per_direction", s.mixed_Bps_per_direction(), "B/s",
+                   "min(read_bandwidth, write_bandwidth, read_write_bandwidth / 2): 1:1 mixed read/write"});
+    out.push_back({"read_bandwidth_1MiB_qd1", s.read_Bps_at(1048576, 1), "B/s",
+                   "min(read_bandwidth, d q / (latency + q / read_bandwidth)), q = 1 MiB, d = 1"});
   } else if (p.kind == "memory" || p.kind == "host") {
     MemorySpec m = memory_from_profile(p);
     out.push_back({"achieved_memory_bandwidth", m.achieved_Bps(), "B/s", "theoretical bandwidth * stream efficiency"});

@@ -128,6 +128,9 @@ std::vector<KindSpec> build_kinds() {
           {"read_write_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
            "bytes read plus written per second while reads and writes run at once (an in-place "
            "read -> write-back stream); default max(read_bandwidth, write_bandwidth)"},
+          {"pcie_generation", Dim::Count, FieldRange::Positive, kOptional, kInteger,
+           "PCIe generation of the device's slot (with pcie_lanes: the link caps each direction)"},
+          {"pcie_lanes", Dim::Count, FieldRange::Positive, kOptional, kInteger, "PCIe lanes of the device's slot"},
       }});
   kinds.push_back({"switch", "a programmable switch with in-network aggregation",
       {

@@ -1,6 +1,7 @@
 // The typed specs built from profiles, and the few formulas that are not one-liners.
 #include <cmath>
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "models/cpu.hpp"
@@ -143,11 +144,53 @@ SwitchSpec switch_from_profile(const Profile& p) {
 
 // ---- storage, memory, CPU ----
 
+namespace {
+std::string fmt_count(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
+double queued_Bps(double sequential_Bps, double latency_s, double request_bytes, double queue_depth) {
+  if (!(sequential_Bps > 0 && request_bytes > 0 && queue_depth > 0 && latency_s >= 0))
+    throw std::invalid_argument("queued bandwidth needs a positive bandwidth, request size and queue depth");
+  return std::min(sequential_Bps, queue_depth * request_bytes / (latency_s + request_bytes / sequential_Bps));
+}
+
+SsdSpec behind_interface(SsdSpec s, double interface_Bps) {
+  if (!(interface_Bps > 0)) throw std::invalid_argument("an SSD's interface bandwidth must be positive");
+  s.read_Bps = std::min(s.read_Bps, interface_Bps);
+  s.write_Bps = std::min(s.write_Bps, interface_Bps);
+  s.read_write_Bps = std::min(s.shared_Bps(), 2 * interface_Bps);
+  s.interface_Bps = interface_Bps;
+  return s;
+}
+
 SsdSpec ssd_from_profile(const Profile& p) {
   require_kind(p, {"ssd"});
   SsdSpec s{p.get("read_bandwidth"), p.get("write_bandwidth"), p.get("capacity"), p.get("latency")};
   s.read_write_Bps = p.get_or("read_write_bandwidth", std::max(s.read_Bps, s.write_Bps));
-  return s;
+  if (p.has("pcie_generation") != p.has("pcie_lanes")) {
+    const std::string given = p.has("pcie_generation") ? "pcie_generation" : "pcie_lanes";
+    throw InputError(p.file, p.json_path + ".fields." + given,
+                     "an SSD's interface needs both pcie_generation and pcie_lanes, found only " + given);
+  }
+  if (!p.has("pcie_generation")) return s;
+  // The lane rate and line code of that generation are the shipped x16 profile's; only the lanes differ.
+  const std::string link = "pcie-gen" + std::to_string(static_cast<int>(p.get("pcie_generation"))) + "-x16";
+  const auto shipped = shipped_profile_names();
+  if (std::find(shipped.begin(), shipped.end(), link) == shipped.end())
+    throw InputError(p.file, p.json_path + ".fields.pcie_generation",
+                     "no shipped PCIe profile \"" + link + "\" gives that generation's lane rate");
+  const double lanes_field = p.get("pcie_lanes");
+  const int lanes = lanes_field > 32 ? 0 : static_cast<int>(lanes_field);
+  if (lanes == 0 || (lanes & (lanes - 1)) != 0)
+    throw InputError(p.file, p.json_path + ".fields.pcie_lanes",
+                     "a PCIe link has 1, 2, 4, 8, 16 or 32 lanes, found " + fmt_count(lanes_field));
+  PcieSpec pcie = pcie_from_profile(find_profile(link));
+  pcie.lanes = lanes;
+  return behind_interface(s, pcie.achieved_Bps_per_direction());
 }
 
 MemorySpec memory_from_profile(const Profile& p) {

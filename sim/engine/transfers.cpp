@@ -6,6 +6,7 @@
 #include <string>
 
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Io.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
@@ -16,8 +17,9 @@ namespace {
 std::uint64_t whole_bytes(double bytes) { return static_cast<std::uint64_t>(std::ceil(bytes)); }
 
 void striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic,
-             simgrid::s4u::Io::OpType op) {
+             simgrid::s4u::Io::OpType op, double rate_cap_Bps) {
   if (bytes <= 0 || disks.empty()) return;
+  const double done_not_before = simgrid::s4u::Engine::get_clock() + (rate_cap_Bps > 0 ? bytes / rate_cap_Bps : 0);
   const double share = bytes / static_cast<double>(disks.size());
   std::vector<simgrid::s4u::IoPtr> ios;
   for (auto* d : disks) {
@@ -25,6 +27,8 @@ void striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, Traffi
     traffic.record_resource(d->get_name() + (op == simgrid::s4u::Io::OpType::READ ? ":read" : ":write"), share);
   }
   for (auto& io : ios) io->wait();
+  const double rest = done_not_before - simgrid::s4u::Engine::get_clock();
+  if (rest > 0) simgrid::s4u::this_actor::sleep_for(rest);
 }
 
 }  // namespace
@@ -58,12 +62,14 @@ void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, Tr
   start_transfer(from, to, bytes, traffic, rate_Bps)->wait();
 }
 
-void read_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic) {
-  striped(disks, bytes, traffic, simgrid::s4u::Io::OpType::READ);
+void read_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic,
+                  double rate_cap_Bps) {
+  striped(disks, bytes, traffic, simgrid::s4u::Io::OpType::READ, rate_cap_Bps);
 }
 
-void write_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic) {
-  striped(disks, bytes, traffic, simgrid::s4u::Io::OpType::WRITE);
+void write_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic,
+                   double rate_cap_Bps) {
+  striped(disks, bytes, traffic, simgrid::s4u::Io::OpType::WRITE, rate_cap_Bps);
 }
 
 void execute_on(simgrid::s4u::Host* host, double seconds) {

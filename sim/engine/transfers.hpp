@@ -21,9 +21,14 @@ void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, Tr
               double rate_Bps = -1);
 
 // Reads or writes `bytes` striped evenly over the disks (RAID-0 style), all at once; returns when
-// every disk is done.  Counted as "<disk>:read" / "<disk>:write".
-void read_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic);
-void write_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic);
+// every disk is done.  Counted as "<disk>:read" / "<disk>:write".  rate_cap_Bps > 0: the stream
+// takes at least bytes / rate_cap_Bps (a queue of few requests in flight, models/storage.hpp's
+// Little's law, leaves the disks idle part of the time rather than slower: SimGrid's Io has no
+// rate of its own, so the caller waits out the rest after its I/O).
+void read_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic,
+                  double rate_cap_Bps = -1);
+void write_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic,
+                   double rate_cap_Bps = -1);
 
 // Runs `seconds` of work on a host's processor (CPU optimizer steps, DRAM-bound kernels): the
 // calling actor executes on `host`, sharing its speed with whatever else runs there.

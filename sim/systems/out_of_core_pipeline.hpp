@@ -1,14 +1,19 @@
 #pragma once
 // The out-of-core optimizer step (ZeRO-Infinity's swapper on a worker, LuWu's optimizer node):
 // optimizer state streams from SSD into DRAM, is updated, and is written back, unit after unit (a
-// sub-group of parameters, a layer), the three stages overlapping:
-//  - reads go one at a time, at most `read_ahead` units ahead of the update: unit k's read starts
-//    once unit k - 1 - read_ahead is updated (its DRAM buffer is free again);
-//  - updates go one at a time on the host's processor, each once its state is read and its other
-//    inputs (a gradient) are ready; with `write_buffers` > 0 it also waits until unit
-//    k - write_buffers is written back (it updates in place into that buffer);
+// sub-group of parameters, a layer), the three stages overlapping as the policy allows.  The
+// update stage is the thread that drives the swapper: it is done with unit k once k is updated
+// and, with `write_buffers` > 0, unit k + 1 - write_buffers is written back (1: it waits for its
+// own write-back, a synchronous swap-out; 2: one write-back may still be in flight).  Then:
+//  - reads go one at a time, at most `read_ahead` units ahead: unit k's read starts once the
+//    update stage is done with unit k - 1 - read_ahead (0: strictly after it, no prefetch);
+//  - updates go one at a time on the host's processor, each once its state is read, its other
+//    inputs (a gradient) are ready and the update stage is done with unit k - 1;
 //  - each write-back starts when its update is done: one at a time (`serial_writes`, one writer
 //    thread) or all at once (asynchronous I/O).
+// {0, 1, true} is strictly serial: read, update, write back, then the next unit.
+// read_rate_cap_Bps / write_rate_cap_Bps > 0 bound each read and write-back stream as the
+// swapper's I/O queue does (request size and queue depth, models/storage.hpp's Little's law).
 // The same stages carry other work of the host in order (LuWu accumulates earlier micro-batches'
 // gradients on the update stage).
 #include <cstddef>
@@ -28,6 +33,8 @@ struct OutOfCorePolicy {
   int read_ahead = 1;
   int write_buffers = 0;  // 0: an update never waits for a write-back
   bool serial_writes = true;
+  double read_rate_cap_Bps = -1;   // <= 0: the disks' own rate
+  double write_rate_cap_Bps = -1;  // <= 0: the disks' own rate
 };
 
 class OutOfCorePipeline {
@@ -47,17 +54,21 @@ class OutOfCorePipeline {
   CompletionPtr add_unit(const std::string& label, double read_bytes, double update_s, double write_bytes,
                          std::vector<CompletionPtr> inputs = {}) {
     const std::size_t k = updated_.size();
-    std::vector<CompletionPtr> read_deps;
     const std::size_t ahead = static_cast<std::size_t>(policy_.read_ahead);
-    if (k >= ahead + 1) read_deps.push_back(updated_[k - ahead - 1]);
     auto state = read_.enqueue(
-        "read state " + label, [this, read_bytes] { read_striped(disks_, read_bytes, traffic_); }, read_deps);
+        "read state " + label,
+        [this, read_bytes] { read_striped(disks_, read_bytes, traffic_, policy_.read_rate_cap_Bps); },
+        k >= ahead + 1 ? released_[k - ahead - 1] : std::vector<CompletionPtr>{});
     inputs.push_back(state);
-    const std::size_t buffers = static_cast<std::size_t>(policy_.write_buffers);
-    if (buffers > 0 && k >= buffers) inputs.push_back(written_[k - buffers]);
+    if (k >= 1) inputs.insert(inputs.end(), released_[k - 1].begin(), released_[k - 1].end());
     updated_.push_back(update_.enqueue(
         "update " + label, [this, update_s] { execute_on(host_, update_s); }, std::move(inputs)));
     written_.push_back(write_back("write state " + label, write_bytes, updated_.back()));
+    // When the update stage is done with unit k (see above).
+    std::vector<CompletionPtr> released{updated_.back()};
+    const std::size_t buffers = static_cast<std::size_t>(policy_.write_buffers);
+    if (buffers > 0 && k + 1 >= buffers) released.push_back(written_[k + 1 - buffers]);
+    released_.push_back(std::move(released));
     return written_.back();
   }
 
@@ -71,7 +82,7 @@ class OutOfCorePipeline {
 
  private:
   CompletionPtr write_back(std::string label, double bytes, CompletionPtr updated) {
-    auto write = [this, bytes] { write_striped(disks_, bytes, traffic_); };
+    auto write = [this, bytes] { write_striped(disks_, bytes, traffic_, policy_.write_rate_cap_Bps); };
     if (policy_.serial_writes) return write_.enqueue(std::move(label), write, {std::move(updated)});
     auto done = make_completion();
     simgrid::s4u::Actor::create("optimizer state write-back", host_, [write, updated, done] {
@@ -88,6 +99,7 @@ class OutOfCorePipeline {
   TrafficMeter& traffic_;
   Stream read_, update_, write_;
   std::vector<CompletionPtr> updated_, written_;
+  std::vector<std::vector<CompletionPtr>> released_;
 };
 
 }  // namespace luwu::sim

@@ -152,6 +152,18 @@ TEST_CASE("out-of-core optimizer step: the slowest tier bounds it") {
   CHECK_THROWS_AS(cpu_optimizer_step_times(bare, P, adam, {0, 0, 1}), std::invalid_argument);
 }
 
+TEST_CASE("the paper's worker host: 2 x Xeon Silver 4214, DDR4-2400 x 6 channels per socket") {
+  CpuSpec cpu = cpu_from_profile(find_profile("xeon-silver-4214-gen3"));
+  CHECK(cpu.cores == 24);
+  // 24 cores x 2.2 GHz x (1 AVX-512 FMA unit x 16 fp32 lanes x 2) = 1689.6 GFLOP/s.
+  CHECK(cpu.flops == doctest::Approx(1689.6e9).scale(0));
+  // 2 sockets x 6 channels x 2400 MT/s x 8 B = 230.4 GB/s; x 0.75 = 172.8 GB/s streamed.
+  MemorySpec dram = memory_from_profile(find_profile("xeon-silver-4214-gen3"));
+  CHECK(dram.theoretical_Bps == doctest::Approx(230.4e9).scale(0));
+  CHECK(cpu.memory_Bps == doctest::Approx(172.8e9).scale(0));
+  CHECK(dram.capacity_bytes == 256e9);  // the paper's 256 GB
+}
+
 TEST_CASE("a host assembled from shipped profiles") {
   auto host = find_profile("dual-socket-server-2021");
   auto ssd = find_profile("samsung-pm1733");

@@ -101,6 +101,102 @@ TEST_CASE("SSD reads and writes at once: max of each direction's limit and the s
         doctest::Approx(2.2e9).scale(0));
 }
 
+TEST_CASE("SSD at 1:1 mixed read/write: each direction gets min(read, write, read_write / 2)") {
+  // Read 7 GB/s, write 3.8 GB/s, 5 GB/s read + written: 2.5 GB/s each way; striped over 4: 10 GB/s.
+  SsdSpec d{7.0e9, 3.8e9, 1e12, 90e-6, 5e9};
+  CHECK(d.mixed_Bps_per_direction() == doctest::Approx(2.5e9).scale(0));
+  CHECK((SsdArray{d, 4}.mixed_Bps_per_direction()) == doctest::Approx(10e9).scale(0));
+  // Unset shared limit (SimGrid's default, max(read, write) = 7 GB/s): 3.5 GB/s, below the 3.8 write.
+  CHECK((SsdSpec{7.0e9, 3.8e9, 1e12, 90e-6}.mixed_Bps_per_direction()) == doctest::Approx(3.5e9).scale(0));
+  // A slow direction binds: 1 GB/s writes against 5 GB/s shared.
+  CHECK((SsdSpec{7.0e9, 1e9, 1e12, 90e-6, 5e9}.mixed_Bps_per_direction()) == doctest::Approx(1e9).scale(0));
+}
+
+TEST_CASE("the paper's testbed SSDs: 26 GB/s per direction at 1:1 over 16 (Gen3 hosts) and over 12 (Gen4 node)") {
+  // Gen3 x4 slot, per direction: 4 lanes x 8 GT/s x 128/130 / 8 = 3.938 GB/s raw, x 256/282 (TLP:
+  // 256 B payload + 24 B + 2 B DLLP, pcie-gen3-x16's) = 3.5753 GB/s; caps the 7.0 and 3.8 GB/s.
+  SsdSpec gen3 = ssd_from_profile(find_profile("paper-testbed-ssd-gen3"));
+  CHECK(gen3.interface_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
+  CHECK(gen3.read_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
+  CHECK(gen3.write_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
+  // The shared limit is the paper's: 3.25 GB/s read + written -> 1.625 GB/s per direction.
+  CHECK(gen3.mixed_Bps_per_direction() == doctest::Approx(1.625e9).scale(0));
+  CHECK((SsdArray{gen3, 16}.mixed_Bps_per_direction()) == doctest::Approx(26e9).scale(0));
+  // Gen4 x4: 7.877 GB/s raw x 256/282 = 7.1507 GB/s: the 7.0 GB/s read stays, as does the 3.8 write.
+  SsdSpec gen4 = ssd_from_profile(find_profile("paper-testbed-ssd-gen4"));
+  CHECK(gen4.interface_Bps == doctest::Approx(7.1506819422e9).epsilon(1e-9));
+  CHECK(gen4.read_Bps == doctest::Approx(7.0e9).scale(0));
+  CHECK(gen4.write_Bps == doctest::Approx(3.8e9).scale(0));
+  CHECK(gen4.mixed_Bps_per_direction() == doctest::Approx(2.1666666667e9).epsilon(1e-9));
+  CHECK((SsdArray{gen4, 12}.mixed_Bps_per_direction()) == doctest::Approx(26e9).epsilon(1e-9));
+  // Capacity: ZeRO-Infinity's (12 + 2) B x 175e9 / 8 = 306.25 GB per worker on 2 of them, LuWu's
+  // 14 B x 175e9 = 2.45 TB on 12.
+  CHECK((SsdArray{gen3, 2}.capacity_bytes()) >= 306.25e9);
+  CHECK((SsdArray{gen4, 12}.capacity_bytes()) >= 2.45e12);
+}
+
+TEST_CASE("an SSD behind its interface: each direction at most the link, both together at most twice it") {
+  SsdSpec s = behind_interface(SsdSpec{7.0e9, 3.8e9, 1e12, 90e-6, 9e9}, 4e9);
+  CHECK(s.read_Bps == 4e9);
+  CHECK(s.write_Bps == 3.8e9);
+  CHECK(s.read_write_Bps == 8e9);
+  // A shared limit below the link's stays.
+  CHECK(behind_interface(SsdSpec{7.0e9, 3.8e9, 1e12, 90e-6, 5e9}, 4e9).read_write_Bps == 5e9);
+  CHECK_THROWS_AS(behind_interface(SsdSpec{7.0e9, 3.8e9, 1e12, 90e-6}, 0), std::invalid_argument);
+}
+
+TEST_CASE("requests of q bytes at queue depth d: min(sequential, d q / (latency + q / sequential)) (Little's law)") {
+  const double mib = 1048576;
+  // 7 GB/s, 90 us: a 1 MiB request holds its slot 90 + 149.80 = 239.80 us.
+  CHECK(queued_Bps(7e9, 90e-6, mib, 1) == doctest::Approx(4.3727731124e9).epsilon(1e-9));   // 1 MiB / 239.80 us
+  CHECK(queued_Bps(7e9, 90e-6, mib, 8) == 7e9);                                            // 34.98 GB/s > 7
+  CHECK(queued_Bps(7e9, 90e-6, 4096, 32) == doctest::Approx(1.4469480962e9).epsilon(1e-9));  // 128 KiB / 90.585 us
+  // No latency: the sequential rate at any depth.
+  CHECK(queued_Bps(7e9, 0, 4096, 1) == doctest::Approx(7e9).scale(0));
+  CHECK_THROWS_AS(queued_Bps(7e9, 90e-6, mib, 0), std::invalid_argument);
+  CHECK_THROWS_AS(queued_Bps(7e9, 90e-6, 0, 8), std::invalid_argument);
+  // Per direction, from the device's own rates: 1 MiB writes at depth 1, 90 + 275.94 us -> 2.8655 GB/s.
+  SsdSpec pm1733{7.0e9, 3.8e9, 3.84e12, 90e-6};
+  CHECK(pm1733.write_Bps_at(mib, 1) == doctest::Approx(2.8654232491e9).epsilon(1e-9));
+  // An array spreads the queue over its devices: 2 devices at depth 2 = each at depth 1.
+  SsdArray two = SsdArray{pm1733, 2}.at_requests(mib, 2);
+  CHECK(two.read_Bps() == doctest::Approx(2 * 4.3727731124e9).epsilon(1e-9));
+  CHECK(two.read_write_Bps() == doctest::Approx(2 * 7e9).scale(0));  // the shared limit is the devices'
+  // The Gen3 testbed SSD (3.5753 GB/s after its slot) at DeepSpeed's 1 MiB x 8: 21.89 GB/s > 3.58, unbound.
+  SsdSpec gen3 = ssd_from_profile(find_profile("paper-testbed-ssd-gen3"));
+  CHECK(gen3.read_Bps_at(mib, 8) == gen3.read_Bps);
+  CHECK(gen3.read_Bps_at(mib, 1) == doctest::Approx(2.7357962847e9).epsilon(1e-9));  // 1 MiB / (90 + 293.28 us)
+}
+
+TEST_CASE("an SSD profile's PCIe interface: both fields, a shipped generation, a power-of-two width") {
+  // The PM1733's rates (7.0 / 3.8 GB/s) behind the slot the fields name; 0: a field left out.
+  auto ssd = [](double generation, double lanes) {
+    Profile p = find_profile("samsung-pm1733");
+    if (generation > 0) apply_override(p, "pcie_generation", generation, "test");
+    if (lanes > 0) apply_override(p, "pcie_lanes", lanes, "test");
+    return ssd_from_profile(p);
+  };
+  CHECK(ssd(0, 0).interface_Bps == 0);
+  CHECK(ssd(5, 4).read_Bps == 7e9);  // Gen5 x4: 14.3 GB/s per direction
+  CHECK(ssd(3, 8).read_Bps == 7e9);  // Gen3 x8: 7.15 GB/s, just above the 7 GB/s
+  CHECK(ssd(3, 2).write_Bps == doctest::Approx(3.5753409711e9 / 2).epsilon(1e-9));  // Gen3 x2 caps the 3.8 GB/s
+  CHECK_THROWS_WITH_AS(ssd(3, 0), doctest::Contains("$.fields.pcie_generation"), luwu::InputError);
+  CHECK_THROWS_WITH_AS(ssd(0, 4), doctest::Contains("$.fields.pcie_lanes"), luwu::InputError);
+  CHECK_THROWS_WITH_AS(ssd(2, 4), doctest::Contains("pcie-gen2-x16"), luwu::InputError);
+  CHECK_THROWS_WITH_AS(ssd(4, 3), doctest::Contains("$.fields.pcie_lanes"), luwu::InputError);
+  CHECK_THROWS_WITH_AS(ssd(4, 64), doctest::Contains("32 lanes"), luwu::InputError);
+  // A fractional count is refused where the profile is read (the schema says whole numbers).
+  luwu::Json j = luwu::Json::parse(R"({"name": "s", "kind": "ssd", "description": "test", "fields": {
+      "read_bandwidth": {"value": 7, "unit": "GB/s", "source": "test"},
+      "write_bandwidth": {"value": 3.8, "unit": "GB/s", "source": "test"},
+      "capacity": {"value": 1, "unit": "TB", "source": "test"},
+      "latency": {"value": 90, "unit": "us", "source": "test"},
+      "pcie_generation": {"value": 4, "unit": "count", "source": "test"},
+      "pcie_lanes": {"value": 2.5, "unit": "count", "source": "test"}}})");
+  CHECK_THROWS_WITH_AS(profile_from_json(luwu::JsonNode(j, "s.json")), doctest::Contains("$.fields.pcie_lanes.value"),
+                       luwu::InputError);
+}
+
 TEST_CASE("memory tiers: achieved = theoretical x stream efficiency") {
   // DDR4-3200: 25.6 GB/s per channel x 16 channels = 409.6 GB/s; 75% -> 307.2 GB/s.
   MemorySpec ddr4 = memory_from_profile(find_profile("ddr4-3200-dual-socket"));

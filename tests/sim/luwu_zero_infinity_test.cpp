@@ -4,9 +4,12 @@
 
 #include <string>
 
+#include "common/units.hpp"
+
 #include "models/gpu_update_engine.hpp"
 #include "models/host.hpp"
 #include "sim/experiment/simulate.hpp"
+#include "sim/systems/zero_infinity/zero_infinity.hpp"
 #include "tests/sim/sim_test_support.hpp"
 #include "topologies/builders.hpp"
 
@@ -201,4 +204,131 @@ TEST_CASE("luwu with checkpoints on the host moves each block's checkpoint over 
     CHECK(link_bytes(offloaded, pcie + "_DOWN") == doctest::Approx(checkpoints).scale(0));
   }
   CHECK(offloaded.iteration_time_s >= kept.iteration_time_s);
+}
+
+// ---- ZeRO-Infinity's swapper as DeepSpeed 0.9.3 runs it ----
+
+TEST_CASE("zero-infinity: pipeline_read / pipeline_write map onto the swapper's order, aio onto the SSD rate") {
+  models::SsdArray pm1733{models::SsdSpec{7.0e9, 3.8e9, 3.84e12, 90e-6}, 2};
+  auto policy = [&](bool read, bool write) {
+    sim::SwapperSettings s;
+    s.pipeline_read = read, s.pipeline_write = write;
+    return sim::swapper_policy(s, pm1733);
+  };
+  // DeepSpeed's default, both off: read, update, write back one sub-group, then the next.
+  auto serial = policy(false, false);
+  CHECK(serial.read_ahead == 0);
+  CHECK(serial.write_buffers == 1);
+  CHECK(serial.serial_writes);
+  CHECK(policy(true, false).read_ahead == 1);
+  CHECK(policy(true, false).write_buffers == 1);
+  CHECK(policy(false, true).read_ahead == 0);
+  CHECK(policy(false, true).write_buffers == 2);
+  // 1 MiB x 8 over 2 devices, 4 each: 4 MiB / 239.80 us = 17.49 GB/s > 7 per device, so unbound.
+  CHECK(serial.read_rate_cap_Bps == doctest::Approx(14e9).scale(0));
+  CHECK(serial.write_rate_cap_Bps == doctest::Approx(7.6e9).scale(0));
+  // 64 KiB at depth 2, one request per device: 65536 / (90 + 9.362 us) = 0.65956 GB/s each.
+  sim::SwapperSettings small;
+  small.aio_block_size_bytes = 65536, small.aio_queue_depth = 2;
+  CHECK(sim::swapper_policy(small, pm1733).read_rate_cap_Bps == doctest::Approx(2 * 0.659566e9).epsilon(1e-5));
+}
+
+namespace {
+
+// Workers whose one SSD reads at 12 GB/s and writes at 2.8 GB/s, the two directions not sharing
+// (14.8 GB/s together) and no access latency, so that overlapped reads and writes add up by hand.
+topologies::Topology star_with_toy_ssd(int workers) {
+  models::Profile toy = models::find_profile("samsung-pm1733");
+  toy.name = "toy-ssd";
+  models::apply_override(toy, "read_bandwidth", 12e9, "test");
+  models::apply_override(toy, "write_bandwidth", 2.8e9, "test");
+  models::apply_override(toy, "read_write_bandwidth", 14.8e9, "test");
+  models::apply_override(toy, "latency", 0, "test");
+  models::ProfileCatalog catalog;
+  catalog.add(toy);
+  topologies::LuwuStarParams p;
+  p.workers = workers;
+  p.ssd_profile = "toy-ssd";
+  return topologies::build_luwu_star(p, catalog);
+}
+
+}  // namespace
+
+TEST_CASE("zero-infinity: 3 sub-groups, serial by default, overlapped as pipeline_read / pipeline_write say") {
+  // 2 workers, 3 layers of 20M params: a 30M shard per rank in sub-groups of 10M.
+  const int n = 2;
+  const double sub_group = 10e6;
+  auto topo = star_with_toy_ssd(n);
+  auto hw = sim::hardware_of(topo);
+  auto trace = synthetic_trace(3, 20'000'000, 1e12);
+  const double r = 12 * sub_group / 12e9;   // fp32 master, m, v in: 10 ms
+  const double w = 14 * sub_group / 2.8e9;  // and out with the fp16 copy: 50 ms
+  const auto t = models::cpu_optimizer_step_times(hw.worker_host, sub_group, models::adam_mixed_precision_cost(), {0, 0, 1});
+  const double u = std::max(t.dram_s, t.compute_s);  // the update: DRAM-bound, about 2.5 ms
+  REQUIRE(u < r);
+  REQUIRE(w > 2 * r);
+  auto exposed_optimizer = [&](luwu::Json settings) {
+    settings["sub_group_size"] = sub_group;
+    auto res = sim::simulate_system(trace, topo, hw, *make_system("zero-infinity", settings), {});
+    REQUIRE(res.feasible);
+    return res.breakdown.exposed_optimizer_s;
+  };
+  // Off (DeepSpeed's default): read, update, write back, three times over.
+  CHECK(exposed_optimizer(luwu::Json::object()) == doctest::Approx(3 * (r + u + w)).epsilon(1e-6).scale(0));
+  // pipeline_read: sub-group k + 1 is read while k updates and writes back; each update still
+  // waits for the previous write-back.  Reads after the first hide behind writes (w > r):
+  //   R0 = r, U0 = r + u, W0 = r + u + w; U1 = W0 + u, W1 = r + 2u + 2w; U2 = W1 + u, W2 = r + 3u + 3w.
+  CHECK(exposed_optimizer({{"pipeline_read", true}}) == doctest::Approx(r + 3 * u + 3 * w).epsilon(1e-6).scale(0));
+  // Both: one write-back in flight while the next sub-group reads and updates.  With u < r and
+  // w > 2r the writes run back to back after the first read and update: r + u + 3w.
+  CHECK(exposed_optimizer({{"pipeline_read", true}, {"pipeline_write", true}}) ==
+        doctest::Approx(r + u + 3 * w).epsilon(1e-6).scale(0));
+}
+
+TEST_CASE("zero-infinity: the swappers' pinned buffers count in the worker host's DRAM") {
+  // 2 workers, 4 layers of 50M params: a 100M shard per rank, fp16.
+  auto topo = star(2);
+  auto hw = sim::hardware_of(topo);
+  auto trace = synthetic_trace(4, 50'000'000, 1e12);
+  // Default sub_group_size 1e9 > shard: the largest sub-group is the 100M shard.  Optimizer swapper:
+  // 4 buffers x 100e6 x 4 B = 1.6e9 B; parameter swapper: 5 x 1e8 elements x 2 B = 1e9 B.
+  auto nvme = make_system("zero-infinity");
+  CHECK(sim::pinned_buffer_bytes(sim::ZeroInfinitySettings{}, trace, 2) == 2'600'000'000ull);
+  CHECK(nvme->memory_footprint(trace, 2, 40e9).host_bytes_per_worker == 16 * 100'000'000ull + 2'600'000'000ull);
+  hw.worker_host.dram.capacity_bytes = 2.5e9;
+  const std::string problem = nvme->fit(trace, hw).problem;
+  CHECK(problem.find("pinned buffers") != std::string::npos);
+  CHECK(problem.find(units::bytes(2.6e9)) != std::string::npos);
+  // Sub-groups of 25M: 4 x 25e6 x 4 B + 1e9 B = 1.4e9 B, which fits; so do fewer buffers.
+  CHECK(make_system("zero-infinity", {{"sub_group_size", 25e6}})->fit(trace, hw).runs());
+  // 2 optimizer buffers: 0.8e9 + 1e9 B fits; parameter buffers of 2e8 elements: 1.6e9 + 2e9 B does not.
+  CHECK(make_system("zero-infinity", {{"optimizer_buffer_count", 2}})->fit(trace, hw).runs());
+  CHECK_FALSE(make_system("zero-infinity", {{"param_buffer_size", 2e8}})->fit(trace, hw).runs());
+  // Offloaded to DRAM there is no swapper: no pinned buffers.
+  CHECK(make_system("zero-infinity", {{"offload", "dram"}})->memory_footprint(trace, 2, 40e9).host_bytes_per_worker ==
+        16 * 100'000'000ull);
+}
+
+TEST_CASE("zero-infinity's swapper settings: defaults, the old name of sub_group_size, bounds at their JSON path") {
+  auto parse_error = [](luwu::Json settings) -> std::string {
+    try {
+      make_system("zero-infinity", settings);
+    } catch (const luwu::InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // optimizer_chunk_params still loads (old scenario files), as the same setting.
+  auto trace = synthetic_trace(4, 50'000'000, 1e12);
+  CHECK(make_system("zero-infinity", {{"optimizer_chunk_params", 25e6}})->memory_footprint(trace, 2, 40e9).host_bytes_per_worker ==
+        make_system("zero-infinity", {{"sub_group_size", 25e6}})->memory_footprint(trace, 2, 40e9).host_bytes_per_worker);
+  CHECK(parse_error({{"optimizer_chunk_params", 25e6}, {"sub_group_size", 25e6}}).find("$.systems[0].optimizer_chunk_params") !=
+        std::string::npos);
+  CHECK(parse_error({{"sub_group_size", 1e4}}).find("$.systems[0].sub_group_size") != std::string::npos);
+  CHECK(parse_error({{"aio_block_size", 100}}).find("$.systems[0].aio_block_size") != std::string::npos);
+  CHECK(parse_error({{"aio_queue_depth", 0}}).find("$.systems[0].aio_queue_depth") != std::string::npos);
+  CHECK(parse_error({{"pipeline_read", 1}}).find("$.systems[0].pipeline_read") != std::string::npos);
+  CHECK(parse_error({{"optimizer_buffer_count", 0}}).find("$.systems[0].optimizer_buffer_count") != std::string::npos);
+  CHECK(parse_error({{"param_buffer_size", 1.5}}).find("$.systems[0].param_buffer_size") != std::string::npos);
+  CHECK(parse_error({{"aio_queue_depth", 8}, {"aio_block_size", 4096}, {"pipeline_write", true}}).empty());
 }

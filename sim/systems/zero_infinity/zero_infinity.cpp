@@ -5,10 +5,11 @@
 // PCIe links work in parallel), then the shards are all-gathered over the network; prefetch runs
 // `prefetch_layers` layers ahead.  Backward reduce-scatters each gradient and copies the shard to
 // host memory; all-gathers and reduce-scatters share one collective stream in issue order unless
-// "collective_streams" is "separate" (gpu_collective.hpp).  After backward the CPU optimizer updates the P/N parameters of the rank: it
-// streams fp32 master, m and v from NVMe through DRAM in sub-groups (read -> update -> write
-// back, double-buffered) and writes the fp16 parameters back for the next iteration.  Optionally,
-// activation checkpoints go to host memory after forward and come back before recompute.
+// "collective_streams" is "separate" (gpu_collective.hpp).  After backward the CPU optimizer
+// updates the P/N parameters of the rank: it streams fp32 master, m and v from NVMe through DRAM in sub-groups (read -> update -> write
+// back, in DeepSpeed's order: swapper_policy) and writes the fp16 parameters back for the next
+// iteration.  Optionally, activation checkpoints go to host memory after forward and come back
+// before recompute.
 #include "sim/systems/zero_infinity/zero_infinity.hpp"
 
 #include <algorithm>
@@ -31,10 +32,12 @@ using Tier = ZeroInfinitySettings::Tier;
 class ZeroInfinitySchedule : public Schedule {
  public:
   ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env) : settings_(settings) {
-    if (settings.offload == Tier::Nvme)
-      for (const auto& r : env.roles.ranks)
-        if (r.nvme.empty())
-          throw std::invalid_argument("zero-infinity with offload \"nvme\" needs NVMe SSDs on every worker server");
+    if (settings.offload != Tier::Nvme) return;
+    for (const auto& r : env.roles.ranks)
+      if (r.nvme.empty())
+        throw std::invalid_argument("zero-infinity with offload \"nvme\" needs NVMe SSDs on every worker server");
+    if (!env.hw.worker_host.ssds) throw std::invalid_argument("zero-infinity with offload \"nvme\": the worker host has no SSD spec");
+    policy_ = swapper_policy(settings.swapper, *env.hw.worker_host.ssds);
   }
 
   void run_rank(RankEnv& env) override {
@@ -57,8 +60,9 @@ class ZeroInfinitySchedule : public Schedule {
     ParamPrefetch prefetch(trace, settings_.prefetch.layers, [&](std::size_t i) {
       const double bytes = static_cast<double>(ops[i].param_bytes);
       const double shard = bytes / world;
-      fetched[i] = fetch_stream.enqueue("fetch shard " + op_label(trace, ops[i]), [&env, shard, on_nvme] {
-        if (on_nvme) read_striped(env.hosts.nvme, shard, env.cluster.traffic);
+      fetched[i] = fetch_stream.enqueue("fetch shard " + op_label(trace, ops[i]), [&env, shard, on_nvme, this] {
+        // The parameter swapper reads through the same aio queue as the optimizer's.
+        if (on_nvme) read_striped(env.hosts.nvme, shard, env.cluster.traffic, policy_.read_rate_cap_Bps);
         transfer(env.hosts.cpu, env.gpu.host(), shard, env.cluster.traffic);
       });
       gathered[i] = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zinf-ag", bytes,
@@ -96,8 +100,7 @@ class ZeroInfinitySchedule : public Schedule {
 
  private:
   // The CPU optimizer over the rank's shard.  In DRAM, one pass.  On NVMe, sub-groups read ->
-  // update -> write back: sub-group c is read while c-1 is updated, and its update waits for the
-  // write-back of c-2 (two DRAM buffers; DeepSpeed's swapper writes asynchronously).
+  // update -> write back, overlapped as pipeline_read / pipeline_write allow (swapper_policy).
   void cpu_step(RankEnv& env, double params) const {
     const auto& host = env.cluster.hw.worker_host;
     const auto cost = adam_cost(env.trace().training.dtype);
@@ -114,9 +117,9 @@ class ZeroInfinitySchedule : public Schedule {
                    WaitCause::Optimizer, "cpu optimizer");
       return;
     }
-    OutOfCorePipeline swapper(env.gpu.name(), env.hosts.cpu, env.hosts.nvme, OutOfCorePolicy{1, 2, false},
-                              env.cluster.traffic, &env.cluster.timeline);
-    const double chunk = std::min(settings_.optimizer_chunk_params, params);
+    OutOfCorePipeline swapper(env.gpu.name(), env.hosts.cpu, env.hosts.nvme, policy_, env.cluster.traffic,
+                              &env.cluster.timeline);
+    const double chunk = std::min(settings_.swapper.sub_group_size, params);
     const int chunks = static_cast<int>(std::ceil(params / chunk));
     for (int c = 0; c < chunks; ++c) {
       const double size = std::min(chunk, params - c * chunk);
@@ -127,6 +130,7 @@ class ZeroInfinitySchedule : public Schedule {
   }
 
   ZeroInfinitySettings settings_;
+  OutOfCorePolicy policy_;
 };
 
 class ZeroInfinity : public System {
@@ -134,30 +138,38 @@ class ZeroInfinity : public System {
   ZeroInfinity(const SystemEntry& entry, ZeroInfinitySettings settings) : System(entry), settings_(settings) {}
 
   // Only the gathered layers on the GPU; each worker's host holds the shard of everything (and the
-  // activation checkpoints it offloads).
+  // activation checkpoints it offloads, and the swappers' pinned buffers).
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
     const auto bytes = model_state_bytes(trace.training.dtype);
     f.gpu_buffer_bytes = layer_working_set_bytes(trace, settings_.prefetch.layers);
-    f.host_bytes_per_worker += (bytes.param + bytes.grad + bytes.optimizer) * shard_params(trace.total_params(), workers);
+    f.host_bytes_per_worker += (bytes.param + bytes.grad + bytes.optimizer) * shard_params(trace.total_params(), workers) +
+                               pinned_buffer_bytes(settings_, trace, workers);
     judge_footprint(f, name(), gpu_memory);
     return f;
   }
 
-  // Parameters and optimizer state of the server's GPUs on its NVMe (or in its DRAM, with the
-  // gradient shards).
+  // The server's DRAM holds its GPUs' offloaded activation checkpoints and, on NVMe, their
+  // swappers' pinned buffers, or, in DRAM, their model state (gradient shards included); the
+  // NVMe holds parameters and optimizer state.
   std::string capacity_problem(const workloads::Trace& trace, const Hardware& hw) const override {
     const auto bytes = model_state_bytes(trace.training.dtype);
     const double per_server = params_per_server(trace, hw);
-    double need = per_server * static_cast<double>(bytes.optimizer + bytes.param);
+    const double checkpoints =
+        hw.gpus_per_server * static_cast<double>(activation_peaks(trace, settings_.checkpoints.enabled).host_bytes);
+    const double state = per_server * static_cast<double>(bytes.optimizer + bytes.param);
+    const double dram = hw.worker_host.dram.capacity_bytes;
     if (settings_.offload == Tier::Dram) {
-      need += per_server * static_cast<double>(bytes.grad);
-      if (need > hw.worker_host.dram.capacity_bytes)
-        return does_not_fit("a worker server's DRAM", need, hw.worker_host.dram.capacity_bytes);
+      const double need = state + per_server * static_cast<double>(bytes.grad) + checkpoints;
+      if (need > dram) return does_not_fit("a worker server's DRAM (model state and activation checkpoints)", need, dram);
       return "";
     }
+    const double pinned = hw.gpus_per_server * static_cast<double>(pinned_buffer_bytes(settings_, trace, hw.workers));
+    if (pinned + checkpoints > dram)
+      return does_not_fit("a worker server's DRAM (the swappers' pinned buffers and activation checkpoints)",
+                          pinned + checkpoints, dram);
     const double have = hw.worker_host.ssds ? hw.worker_host.ssds->capacity_bytes() : 0;
-    if (need > have) return does_not_fit("a worker server's NVMe", need, have);
+    if (state > have) return does_not_fit("a worker server's NVMe", state, have);
     return "";
   }
 
@@ -172,18 +184,66 @@ class ZeroInfinity : public System {
 
 }  // namespace
 
+OutOfCorePolicy swapper_policy(const SwapperSettings& s, const models::SsdArray& ssds) {
+  const models::SsdArray queued = ssds.at_requests(s.aio_block_size_bytes, s.aio_queue_depth);
+  OutOfCorePolicy p;
+  p.read_ahead = s.pipeline_read ? 1 : 0;
+  p.write_buffers = s.pipeline_write ? 2 : 1;
+  p.serial_writes = true;
+  p.read_rate_cap_Bps = queued.read_Bps();
+  p.write_rate_cap_Bps = queued.write_Bps();
+  return p;
+}
+
+std::uint64_t pinned_buffer_bytes(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
+  if (s.offload != ZeroInfinitySettings::Tier::Nvme) return 0;
+  const std::uint64_t shard = shard_params(trace.total_params(), workers);
+  const auto largest_sub_group = std::min(shard, static_cast<std::uint64_t>(s.swapper.sub_group_size));
+  const auto fp32 = static_cast<std::uint64_t>(4);
+  const auto param_element = static_cast<std::uint64_t>(workloads::bytes_per_element(trace.training.dtype));
+  return static_cast<std::uint64_t>(s.swapper.optimizer_buffer_count) * largest_sub_group * fp32 +
+         static_cast<std::uint64_t>(s.swapper.param_buffer_count) *
+             static_cast<std::uint64_t>(s.swapper.param_buffer_size) * param_element;
+}
+
+namespace {
+
+// sub_group_size, or its old name optimizer_chunk_params (not both).
+double parse_sub_group_size(const SystemEntry& entry) {
+  if (entry.has("sub_group_size") && entry.has("optimizer_chunk_params"))
+    entry.at("optimizer_chunk_params")
+        .fail("\"optimizer_chunk_params\" is the old name of \"sub_group_size\": give one of them");
+  const char* key = entry.has("optimizer_chunk_params") ? "optimizer_chunk_params" : "sub_group_size";
+  if (!entry.has(key)) return SwapperSettings{}.sub_group_size;
+  // Each sub-group is a read, an update and a write-back to simulate: below 1e5 parameters a
+  // 175B shard would be millions of them (DeepSpeed's default is 1e9).
+  const double size = entry.at(key).as_positive();
+  if (size < 1e5) entry.at(key).fail("expected at least 1e5 parameters per sub-group");
+  if (size > 1e15) entry.at(key).fail("expected at most 1e15 parameters per sub-group");
+  return size;
+}
+
+}  // namespace
+
 SystemPtr parse_zero_infinity(const SystemEntry& entry) {
-  entry.only_settings(setting_keys({{"offload", "optimizer_chunk_params"}, PrefetchSettings::keys(),
-                                    CheckpointOffloadSettings::keys(), CollectiveSettings::keys(),
-                                    CollectiveStreamSettings::keys()}));
+  entry.only_settings(setting_keys({{"offload", "sub_group_size", "optimizer_chunk_params", "aio_block_size",
+                                     "aio_queue_depth", "pipeline_read", "pipeline_write", "optimizer_buffer_count",
+                                     "param_buffer_count", "param_buffer_size"},
+                                    PrefetchSettings::keys(), CheckpointOffloadSettings::keys(),
+                                    CollectiveSettings::keys(), CollectiveStreamSettings::keys()}));
   ZeroInfinitySettings s;
   if (entry.has("offload")) s.offload = entry.at("offload").as_choice(Choices<Tier>{{"nvme", Tier::Nvme}, {"dram", Tier::Dram}}, "offload tier");
-  if (entry.has("optimizer_chunk_params")) {
-    // Each sub-group is a read, an update and a write-back to simulate: below 1e5 parameters a
-    // 175B shard would be millions of them (DeepSpeed's default is 1e9).
-    s.optimizer_chunk_params = entry.at("optimizer_chunk_params").as_positive();
-    if (s.optimizer_chunk_params < 1e5) entry.at("optimizer_chunk_params").fail("expected at least 1e5 parameters per sub-group");
-  }
+  const JsonNode& settings = entry.settings();
+  SwapperSettings& w = s.swapper;
+  w.sub_group_size = parse_sub_group_size(entry);
+  // Bounds: a request from 512 B (a sector) to 1 GiB; queues and buffer pools that a host can hold.
+  w.aio_block_size_bytes = static_cast<double>(settings.get_int("aio_block_size", 1048576, 512, 1ll << 30));
+  w.aio_queue_depth = static_cast<int>(settings.get_int("aio_queue_depth", 8, 1, 65536));
+  w.pipeline_read = settings.get_bool("pipeline_read", false);
+  w.pipeline_write = settings.get_bool("pipeline_write", false);
+  w.optimizer_buffer_count = static_cast<int>(settings.get_int("optimizer_buffer_count", 4, 1, 1024));
+  w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
+  w.param_buffer_size = static_cast<double>(settings.get_int("param_buffer_size", 100000000, 1, 1000000000000ll));
   s.prefetch = PrefetchSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry);
   s.collectives = CollectiveSettings::parse(entry);

@@ -1,23 +1,62 @@
 #pragma once
 // ZeRO-Infinity (DeepSpeed stage 3 with parameters and optimizer state offloaded).
+#include <cstdint>
+
+#include "models/storage.hpp"
 #include "sim/systems/checkpoint_offload.hpp"
 #include "sim/systems/gpu_collective.hpp"
+#include "sim/systems/out_of_core_pipeline.hpp"
 #include "sim/systems/system.hpp"
+#include "workloads/trace.hpp"
 
 namespace luwu::sim {
+
+// DeepSpeed 0.9.3's NVMe swapper: its config keys and defaults (deepspeed/runtime/zero/config.py,
+// offload_config.py, swap_tensor/aio_config.py), as a scenario's zero-infinity entry names them.
+struct SwapperSettings {
+  // zero_optimization.sub_group_size: the optimizer steps over the rank's shard in sub-groups of
+  // this many parameters, each swapped in, updated and swapped out.  Default 1e9; at least 1e5
+  // here (each sub-group is simulated).  Also accepted as `optimizer_chunk_params`, its old name.
+  double sub_group_size = 1e9;
+  // aio.block_size and aio.queue_depth: the swapper's requests and how many are in flight, which
+  // set the SSDs' achieved rate (models/storage.hpp, Little's law).
+  double aio_block_size_bytes = 1048576;
+  int aio_queue_depth = 8;
+  // offload_optimizer.pipeline_read / pipeline_write: prefetch the next sub-group's state while
+  // this one updates / write back asynchronously while the next one goes on.  Both off: a
+  // sub-group is read, updated and written back before the next starts (PartitionedOptimizerSwapper).
+  bool pipeline_read = false;
+  bool pipeline_write = false;
+  // Pinned DRAM buffers: offload_optimizer.buffer_count buffers of one fp32 tensor of the largest
+  // sub-group each (DeepSpeed's docs: at least the optimizer's states per parameter, 4 for Adam:
+  // parameter, gradient, momentum, variance), and offload_param.buffer_count x buffer_size
+  // elements of the parameters' dtype for the parameter swapper.
+  int optimizer_buffer_count = 4;
+  int param_buffer_count = 5;
+  double param_buffer_size = 1e8;  // elements
+};
 
 struct ZeroInfinitySettings {
   // Where parameters and optimizer state live (DeepSpeed's offload_param.device /
   // offload_optimizer.device).
   enum class Tier { Nvme, Dram } offload = Tier::Nvme;
-  // Optimizer state is streamed through DRAM in sub-groups of this many parameters, read ->
-  // update -> write back, double-buffered.  DeepSpeed's sub_group_size default, 1e9; at least 1e5.
-  double optimizer_chunk_params = 1e9;
+  SwapperSettings swapper;
   PrefetchSettings prefetch;
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
   CollectiveStreamSettings streams;
 };
+
+// The swapper's order (out_of_core_pipeline.hpp): pipeline_read -> read one sub-group ahead;
+// pipeline_write -> one write-back in flight while the next sub-group goes on, else the swapper
+// waits for each; DeepSpeed keeps one write in flight at a time either way.  Both off: {0, 1, true},
+// strictly serial.  The rate caps are the SSD array's at aio_block_size x aio_queue_depth.
+OutOfCorePolicy swapper_policy(const SwapperSettings& settings, const models::SsdArray& ssds);
+
+// Pinned host bytes of one rank's swappers with offload "nvme" (0 with "dram": no swapper):
+// optimizer_buffer_count x min(sub_group_size, the rank's shard) x 4 B
+// + param_buffer_count x param_buffer_size x the parameters' bytes per element.
+std::uint64_t pinned_buffer_bytes(const ZeroInfinitySettings& settings, const workloads::Trace& trace, int workers);
 
 SystemPtr parse_zero_infinity(const SystemEntry& entry);
 
