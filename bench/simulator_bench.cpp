@@ -1,10 +1,12 @@
 // How fast the simulator is: wall time and simulated activities (flows + kernels) per second for
 //   GPT-3 175B, ZeRO-3, 8 single-GPU workers (luwu-star, detailed collectives)   target < 1 s
 //   GPT-3 1.3B, ZeRO-3, 1,024 GPUs on a fat-tree (coarse collectives)           target < 60 s
+//   the paper scenario (scenarios/luwu-paper-175b-8w.json), each system          target < 2 s
 // Memory feasibility is not checked: these time the engine, not the configuration.
 #include <chrono>
 #include <cstdio>
 
+#include "sim/experiment/scenario.hpp"
 #include "sim/experiment/simulate.hpp"
 #include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
@@ -14,6 +16,20 @@
 using namespace luwu;
 
 namespace {
+
+void report(const std::string& name, double wall, double target_s, const sim::SystemResult& r) {
+  double activities = static_cast<double>(r.simulated_flows + r.simulated_kernels);
+  std::printf("%-48s wall %8.3f s (target < %g s)  simulated iteration %9.3f s  flows %10llu  kernels %8llu  %10.0f activities/s\n",
+              name.c_str(), wall, target_s, r.iteration_time_s, static_cast<unsigned long long>(r.simulated_flows),
+              static_cast<unsigned long long>(r.simulated_kernels), activities / wall);
+  std::printf("{\"bench\": \"%s\", \"wall_s\": %.6f, \"iteration_time_s\": %.9g, \"flows\": %llu, \"kernels\": %llu, \"activities_per_s\": %.1f}\n",
+              name.c_str(), wall, r.iteration_time_s, static_cast<unsigned long long>(r.simulated_flows),
+              static_cast<unsigned long long>(r.simulated_kernels), activities / wall);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 void bench(const char* name, const std::string& model, int micro_batch, const topologies::Topology& topo,
            sim::CollectiveMode mode, double target_s) {
@@ -28,14 +44,21 @@ void bench(const char* name, const std::string& model, int micro_batch, const to
   options.check_memory = false;
   auto start = std::chrono::steady_clock::now();
   auto r = sim::simulate_system(trace, topo, sim::hardware_of(topo), *zero3, options);
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  double activities = static_cast<double>(r.simulated_flows + r.simulated_kernels);
-  std::printf("%-48s wall %8.3f s (target < %g s)  simulated iteration %9.3f s  flows %10llu  kernels %8llu  %10.0f activities/s\n",
-              name, wall, target_s, r.iteration_time_s, static_cast<unsigned long long>(r.simulated_flows),
-              static_cast<unsigned long long>(r.simulated_kernels), activities / wall);
-  std::printf("{\"bench\": \"%s\", \"wall_s\": %.6f, \"iteration_time_s\": %.9g, \"flows\": %llu, \"kernels\": %llu, \"activities_per_s\": %.1f}\n",
-              name, wall, r.iteration_time_s, static_cast<unsigned long long>(r.simulated_flows),
-              static_cast<unsigned long long>(r.simulated_kernels), activities / wall);
+  report(name, seconds_since(start), target_s, r);
+}
+
+// Each system of a scenario that runs there (the others would only be judged, not simulated).
+void bench_scenario(const std::string& file, double target_s) {
+  const auto scenario = sim::load_scenario(file);
+  const auto trace = workloads::generate_trace(scenario.model, scenario.training);
+  for (const auto& system : scenario.systems) {
+    if (!system->fit(trace, scenario.hardware).runs()) continue;
+    sim::SimulationOptions options;
+    options.mode = scenario.collective_mode();
+    auto start = std::chrono::steady_clock::now();
+    auto r = sim::simulate_system(trace, scenario.topology, scenario.hardware, *system, options);
+    report(scenario.name + " " + system->label(), seconds_since(start), target_s, r);
+  }
 }
 
 }  // namespace
@@ -53,5 +76,7 @@ int main() {
   tree.leaf_down_ports = 32;
   bench("gpt3-1.3b zero3 1024 GPUs fat-tree (coarse)", "gpt3-1.3b", 1, topologies::build_fat_tree(tree),
         sim::CollectiveMode::Coarse, 60.0);
+
+  bench_scenario(LUWUSIM_SOURCE_DIR "/scenarios/luwu-paper-175b-8w.json", 2.0);
   return 0;
 }
