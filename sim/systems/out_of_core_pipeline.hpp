@@ -11,7 +11,12 @@
 //    thread) or all at once (asynchronous I/O).
 // The same stages carry other work of the host in order (LuWu accumulates earlier micro-batches'
 // gradients on the update stage).
+// With `lanes` > 0 the stages do not overlap within a unit's lane (layer-centric pipelining, LuWu's
+// ablation): unit k runs on lane k mod lanes, once its inputs are done, its read, update and
+// write-back one after another; the lanes run side by side, each update on its own threads (a
+// delay, not a share of the host's processor).
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +33,7 @@ struct OutOfCorePolicy {
   int read_ahead = 1;
   int write_buffers = 0;  // 0: an update never waits for a write-back
   bool serial_writes = true;
+  int lanes = 0;  // > 0: layer-centric lanes instead of overlapping stages
 };
 
 class OutOfCorePipeline {
@@ -40,13 +46,30 @@ class OutOfCorePipeline {
         traffic_(traffic),
         read_(component, "state read (ssd)", "io", host, timeline),
         update_(component, "update (" + engine + ")", "optimizer", host, timeline),
-        write_(component, "state write-back (ssd)", "io", host, timeline) {}
+        write_(component, "state write-back (ssd)", "io", host, timeline) {
+    for (int i = 0; i < policy_.lanes; ++i)
+      lanes_.push_back(std::make_unique<Stream>(component, "layer lane " + std::to_string(i) + " (" + engine + ")",
+                                                "optimizer", host, timeline));
+  }
 
   // Unit k: read `read_bytes` of state from the disks, run `update_s` seconds on the host's
   // processor once `inputs` are done, write `write_bytes` back.  Returns the write-back's completion.
   CompletionPtr add_unit(const std::string& label, double read_bytes, double update_s, double write_bytes,
                          std::vector<CompletionPtr> inputs = {}) {
     const std::size_t k = updated_.size();
+    if (!lanes_.empty()) {
+      auto done = lanes_[k % lanes_.size()]->enqueue(
+          "layer " + label,
+          [this, read_bytes, update_s, write_bytes] {
+            read_striped(disks_, read_bytes, traffic_);
+            simgrid::s4u::this_actor::sleep_for(update_s);
+            write_striped(disks_, write_bytes, traffic_);
+          },
+          std::move(inputs));
+      updated_.push_back(done);
+      written_.push_back(done);
+      return done;
+    }
     std::vector<CompletionPtr> read_deps;
     const std::size_t ahead = static_cast<std::size_t>(policy_.read_ahead);
     if (k >= ahead + 1) read_deps.push_back(updated_[k - ahead - 1]);
@@ -87,6 +110,7 @@ class OutOfCorePipeline {
   OutOfCorePolicy policy_;
   TrafficMeter& traffic_;
   Stream read_, update_, write_;
+  std::vector<std::unique_ptr<Stream>> lanes_;
   std::vector<CompletionPtr> updated_, written_;
 };
 
