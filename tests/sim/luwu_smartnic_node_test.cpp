@@ -73,11 +73,17 @@ TEST_CASE("luwu: layer-centric node pipelining is slower than step-centric on th
   // writing it back take long enough for the pipelining to matter.
   const double share = 6 * 200e6 * 2 / hw.optimizer_node->dram.capacity_bytes;
   auto step = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"optimizer_node_dram_share", share}}), {});
+  sim::SimulationOptions timeline;
+  timeline.record_timeline = true;
   auto layer = sim::simulate_system(
       trace, topo, hw,
-      *make_system("luwu", {{"optimizer_node_dram_share", share}, {"node_pipelining", "layer-centric"}}), {});
+      *make_system("luwu", {{"optimizer_node_dram_share", share}, {"node_pipelining", "layer-centric"}}), timeline);
   REQUIRE(step.feasible);
   REQUIRE(layer.feasible);
+  // 32 + 5 x 1 = 37 threads at 100 Gb/s, a group of 32 per layer: floor(37 / 32) = 1 lane, which
+  // carries all 6 layers' state read, update and write-back.
+  CHECK(span_durations(layer.timeline, "optnode", "layer lane 0 (cpu)").size() == 6);
+  CHECK(span_durations(layer.timeline, "optnode", "layer lane 1 (cpu)").empty());
   CHECK(layer.iteration_time_s > step.iteration_time_s);
   // The node is the only difference: compute is the same.
   CHECK(layer.breakdown.compute_s == doctest::Approx(step.breakdown.compute_s));
