@@ -59,6 +59,31 @@ TEST_CASE("luwu on BlueField-2 at 200 Gb/s: each gradient push runs at the Arm-m
     CHECK(d >= wire_bytes / rate_Bps);
     CHECK(d == doctest::Approx(wire_bytes / rate_Bps + 16 * latency_s).epsilon(1e-6));
   }
+  // The optimizer node's BlueField-2 sends each layer's fp16 parameters (2 x params bytes, 16
+  // pieces) alone in forward: Arm DRAM crossed twice by one stream, 25.6e9 x 0.75 / 2 = 9.6e9 B/s;
+  // in backward while the aggregated gradients come in, at the 4.8e9 B/s of both streams.
+  const auto node = path(topo, topo.vertex("optnode"), topo.vertex("switch"));
+  const auto sends = span_durations(r.timeline, "optnode", "parameter send");
+  REQUIRE(sends.size() == 8);
+  for (int k = 0; k < 4; ++k)
+    CHECK(sends[k] == doctest::Approx(2.0 * params / (25.6e9 * 0.75 / 2) + 16 * node.latency_s).epsilon(1e-6));
+  for (int k = 4; k < 8; ++k) CHECK(sends[k] >= 2.0 * params / rate_Bps);
+}
+
+TEST_CASE("luwu on the FPGA SmartNIC: the SmartNIC model caps nothing, so the iteration is the plain links'") {
+  topologies::LuwuStarParams p;
+  p.workers = 2;
+  auto topo = topologies::build_luwu_star(p);  // alveo-u50 workers and node
+  auto hw = quiet_hardware(topo);
+  REQUIRE(hw.worker_smartnic);
+  REQUIRE(hw.optimizer_smartnic);
+  auto plain = hw;
+  plain.worker_smartnic.reset();
+  plain.optimizer_smartnic.reset();
+  auto trace = synthetic_trace(4, 50'000'000, 1e9);
+  auto with_model = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
+  auto without = sim::simulate_system(trace, topo, plain, *make_system("luwu"), {});
+  CHECK(with_model.iteration_time_s == without.iteration_time_s);
 }
 
 TEST_CASE("luwu: layer-centric node pipelining is slower than step-centric on the Xeon 5320 node") {
