@@ -136,7 +136,7 @@ TEST_CASE("a missing required field, an unknown kind, a wrong kind, a stray key 
   }
 }
 
-TEST_CASE("flags need a boolean value and the unit \"boolean\"; counts must be whole") {
+TEST_CASE("flags need a boolean value and the unit \"boolean\", counts must be whole") {
   Profile bf2 = find_profile("bluefield2-200g");
   Json j = profile_to_json(bf2);
   j["fields"]["gpudirect"]["value"] = 1;
@@ -151,7 +151,7 @@ TEST_CASE("flags need a boolean value and the unit \"boolean\"; counts must be w
   CHECK(rejection(frac).json_path() == "$.fields.dma_engines.value");
 }
 
-TEST_CASE("a bad profile file is named in the error; Profile::get names the missing field's path") {
+TEST_CASE("a bad profile file is named in the error, Profile::get names the missing field's path") {
   std::string path = "models-test-bad-profile.json";
   Json j = valid_ssd();
   j["fields"]["capacity"].erase("source");

@@ -109,7 +109,7 @@ TEST_CASE("an SSD override with a unit sets the NVMe links (max of read and writ
         doctest::Approx(7e9));
 }
 
-TEST_CASE("a bare number is in base units; a flag takes true or false") {
+TEST_CASE("a bare number is in base units, a flag takes true or false") {
   // 1e9 B/s written bare == "1GB/s".
   const Json bare = tiny_scenario({{"overrides", {{"samsung-pm1733", {{"write_bandwidth", 8e9}}}}}});
   CHECK(parse(bare).topology[parse(bare).topology.vertex("nvme0-0")].write_Bps == doctest::Approx(8e9));
