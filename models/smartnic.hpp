@@ -17,6 +17,7 @@
 //                         one alone:   2r <= arm_memory_Bps * arm_memory_efficiency
 //    and r = min(throughput(packet_bytes), (a), (b)).
 #include <string>
+#include <vector>
 
 #include "models/nic.hpp"
 
