@@ -56,7 +56,16 @@ std::string base_unit(const Profile& p, const std::string& field) {
   const KindSpec* kind = find_kind(p.kind);
   const FieldSpec* spec = kind ? find_field(*kind, field) : nullptr;
   if (!spec) return p.fields.at(field).unit;
+  if (spec->range == FieldRange::Choice) return "choice";
   return spec->range == FieldRange::Flag ? "boolean" : dim_name(spec->dim);
+}
+
+// A choice field's value as written ("soc"), or "" for any other field.
+std::string choice_text(const Profile& p, const std::string& field) {
+  const KindSpec* kind = find_kind(p.kind);
+  const FieldSpec* spec = kind ? find_field(*kind, field) : nullptr;
+  if (!spec || spec->range != FieldRange::Choice) return "";
+  return spec->choices.at(static_cast<std::size_t>(p.fields.at(field).value));
 }
 
 int run_show(const ProfilesOptions& o) {
@@ -77,8 +86,11 @@ int run_show(const ProfilesOptions& o) {
   std::vector<std::array<std::string, 4>> rows;
   for (const auto& [name, f] : p.fields) {
     bool flag = base_unit(p, name) == "boolean";
-    std::string as_written = flag ? (f.value != 0 ? "true" : "false") : fmt::format("{:g} {}", f.value_in_unit, f.unit);
-    std::string base = flag ? "" : fmt::format("{:.6g} {}", f.value, base_unit(p, name));
+    const std::string choice = choice_text(p, name);
+    std::string as_written = flag ? (f.value != 0 ? "true" : "false")
+                             : !choice.empty() ? choice
+                                               : fmt::format("{:g} {}", f.value_in_unit, f.unit);
+    std::string base = flag || !choice.empty() ? "" : fmt::format("{:.6g} {}", f.value, base_unit(p, name));
     rows.push_back({name, as_written, base, (f.assumption ? "[assumption] " : "") + f.source});
     field_w = std::max(field_w, name.size());
     value_w = std::max(value_w, as_written.size());

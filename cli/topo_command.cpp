@@ -35,7 +35,7 @@ struct BuildOptions {
   double oversubscription = 1.0;
   int optimizer_nics = 1;
   int optimizer_ssds = 4;
-  std::string network, gpu, nic, switch_profile, pcie, host, ssd, nvlink, optimizer_nic;
+  std::string network, gpu, nic, switch_profile, pcie, host, ssd, nvlink, optimizer_nic, optimizer_host, optimizer_ssd;
 };
 
 template <typename P>
@@ -68,6 +68,8 @@ Topology build_luwu_star_from(const BuildOptions& o) {
   p.optimizer_ssds = o.optimizer_ssds;
   if (o.nvme >= 0) p.nvme_per_worker = o.nvme;
   if (!o.optimizer_nic.empty()) p.optimizer_nic_profile = o.optimizer_nic;
+  if (!o.optimizer_host.empty()) p.optimizer_host_profile = o.optimizer_host;
+  if (!o.optimizer_ssd.empty()) p.optimizer_ssd_profile = o.optimizer_ssd;
   return build_luwu_star(p);
 }
 
@@ -122,6 +124,8 @@ const bool registered = luwu::cli::register_command(
       build_cmd->add_option("--ssd", b->ssd, "SSD profile");
       build_cmd->add_option("--nvlink", b->nvlink, "dgx/fat-tree: NVLink/NVSwitch profile");
       build_cmd->add_option("--optimizer-nic", b->optimizer_nic, "luwu-star: optimizer node NIC profile");
+      build_cmd->add_option("--optimizer-host", b->optimizer_host, "luwu-star: optimizer node host profile (default: --host)");
+      build_cmd->add_option("--optimizer-ssd", b->optimizer_ssd, "luwu-star: optimizer node SSD profile (default: --ssd)");
 
       auto show_file = std::make_shared<std::string>();
       auto show_json = std::make_shared<bool>(false);

@@ -31,6 +31,15 @@ std::vector<DerivedQuantity> derived_quantities(const Profile& p) {
                      "min(line goodput at 256 B, packet_rate * 256 B, processing_bandwidth)"});
       out.push_back({"throughput_mtu_packets", s.throughput_Bps(n.mtu_bytes), "B/s",
                      "min(goodput, packet_rate * mtu, processing_bandwidth)"});
+      const bool soc = s.kind == SmartNicKind::Soc;
+      out.push_back({"push_and_pull_each_mtu_packets", s.push_pull_each_Bps(n.mtu_bytes), "B/s",
+                     soc ? "min(throughput_mtu_packets, arm_link_bandwidth / 2, arm_memory_bandwidth * "
+                           "arm_memory_stream_efficiency / 4)"
+                         : "throughput_mtu_packets (fpga: separate push and pull units)"});
+      out.push_back({"one_direction_mtu_packets", s.one_direction_Bps(n.mtu_bytes), "B/s",
+                     soc ? "min(throughput_mtu_packets, arm_link_bandwidth, arm_memory_bandwidth * "
+                           "arm_memory_stream_efficiency / 2)"
+                         : "throughput_mtu_packets"});
     }
   } else if (p.kind == "switch") {
     SwitchSpec s = switch_from_profile(p);

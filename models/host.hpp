@@ -19,6 +19,7 @@
 #include "models/gpu.hpp"
 #include "models/memory.hpp"
 #include "models/optimizer_cost.hpp"
+#include "models/optimizer_node.hpp"
 #include "models/storage.hpp"
 
 namespace luwu::models {
@@ -31,6 +32,8 @@ struct HostSpec {
   std::optional<MemorySpec> cxl;
   std::optional<GpuSpec> gpu;
   int gpu_count = 0;
+  // Per-thread step rates, when the host profile gives them (LuWu's optimizer node's threads).
+  std::optional<NodeThreadRates> thread_rates;
 };
 
 // `host` must be of kind "host"; the others are optional (nullptr) and checked for their kinds.

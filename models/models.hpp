@@ -8,6 +8,7 @@
 #include "models/nic.hpp"
 #include "models/nvlink.hpp"
 #include "models/optimizer_cost.hpp"
+#include "models/optimizer_node.hpp"
 #include "models/pcie.hpp"
 #include "models/precision.hpp"
 #include "models/profile.hpp"

@@ -76,6 +76,10 @@ std::string range_problem(const FieldSpec& spec, double value) {
     case FieldRange::Flag:
       if (value != 0 && value != 1) return "must be true or false";
       break;
+    case FieldRange::Choice:
+      if (!(value >= 0 && value < static_cast<double>(spec.choices.size())) || std::floor(value) != value)
+        return "must be one of " + quoted_alternatives(spec.choices);
+      break;
   }
   if (spec.integer && std::floor(value) != value) return "must be a whole number";
   if (spec.range == FieldRange::Positive || spec.range == FieldRange::NonNegative) {
@@ -103,6 +107,14 @@ ProfileField read_field(const JsonNode& node, const FieldSpec& spec) {
       node.at("unit").fail("field \"" + spec.name + "\" is a flag: its unit must be \"boolean\", found \"" +
                            field.unit + "\"");
     field.value = field.value_in_unit = node.at("value").as_bool() ? 1.0 : 0.0;
+    return field;
+  }
+
+  if (spec.range == FieldRange::Choice) {
+    if (field.unit != "choice")
+      node.at("unit").fail("field \"" + spec.name + "\" is a choice: its unit must be \"choice\", found \"" +
+                           field.unit + "\"");
+    field.value = field.value_in_unit = static_cast<double>(node.at("value").as_choice_index(spec.choices, spec.name));
     return field;
   }
 
@@ -230,7 +242,7 @@ void apply_override(Profile& profile, const std::string& field, double value_in_
     throw std::invalid_argument("profile \"" + profile.name + "\": override of \"" + field + "\" " + problem);
   ProfileField& f = profile.fields[field];
   f.value = f.value_in_unit = value_in_base_units;
-  f.unit = spec->range == FieldRange::Flag ? "boolean" : dim_name(spec->dim);
+  f.unit = spec->range == FieldRange::Flag ? "boolean" : spec->range == FieldRange::Choice ? "choice" : dim_name(spec->dim);
   f.source = source;
   f.assumption = false;
 }
@@ -247,6 +259,8 @@ void override_field(Profile& profile, const std::string& field, const JsonNode& 
   if (spec->range == FieldRange::Flag) {
     if (!value.raw().is_boolean()) value.fail("field \"" + field + "\" is a flag: expected true or false");
     base = value.as_bool() ? 1 : 0;
+  } else if (spec->range == FieldRange::Choice) {
+    base = static_cast<double>(value.as_choice_index(spec->choices, field));
   } else if (value.is_number()) {
     base = value.as_number();
   } else if (value.is_string()) {
@@ -284,12 +298,15 @@ luwu::Json profile_to_json(const Profile& profile) {
   for (const auto& [name, f] : profile.fields) {
     const FieldSpec* spec = kind ? find_field(*kind, name) : nullptr;
     bool flag = spec && spec->range == FieldRange::Flag;
+    bool choice = spec && spec->range == FieldRange::Choice;
     Json j = Json::object();
     if (flag)
       j["value"] = f.value != 0;
+    else if (choice)
+      j["value"] = spec->choices.at(static_cast<std::size_t>(f.value));
     else
       j["value"] = f.value;
-    j["unit"] = flag ? std::string("boolean") : spec ? dim_name(spec->dim) : f.unit;
+    j["unit"] = flag ? std::string("boolean") : choice ? std::string("choice") : spec ? dim_name(spec->dim) : f.unit;
     j["source"] = f.source;
     if (f.assumption) j["assumption"] = true;
     fields[name] = j;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "models/smartnic.hpp"
+
 namespace luwu::models {
 
 namespace {
@@ -79,6 +81,11 @@ std::vector<KindSpec> build_kinds() {
           {"dram_stream_efficiency", Dim::Fraction, FieldRange::UnitInterval, kRequired, kReal,
            "achieved streaming share of the DRAM wire bandwidth"},
           {"dram_latency", Dim::Seconds, FieldRange::NonNegative, kOptional, kReal, "idle DRAM load latency"},
+          {"adam_thread_update_rate", Dim::Hertz, FieldRange::Positive, kOptional, kReal,
+           "mixed-precision Adam updates one thread runs per second (unit param/s; LuWu's optimizer node "
+           "sizes its threads with it, models/optimizer_node.hpp)"},
+          {"io_thread_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
+           "bytes per second one thread drives through a data-moving step (SSD I/O, NIC DMA) of the optimizer node"},
       }});
   kinds.push_back({"memory", "a memory tier (DRAM or a CXL memory expander)",
       {
@@ -115,6 +122,16 @@ std::vector<KindSpec> build_kinds() {
         {"memory_capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "on-board memory"},
         {"gpudirect", Dim::Count, FieldRange::Flag, kRequired, kReal, "can DMA directly into GPU memory"},
         {"arm_cores", Dim::Count, FieldRange::Positive, kOptional, kInteger, "on-board general-purpose cores"},
+        {kSmartNicKindField, Dim::Count, FieldRange::Choice, kOptional, kInteger,
+         "fpga: on-path hardware pipelines, push and pull each at line rate; soc: traffic forwarded through "
+         "the Arm cores (absent: fpga)",
+         smartnic_kind_names()},
+        {"arm_link_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
+         "soc: the Arm complex's link to the on-chip switch, per direction (required for soc)"},
+        {"arm_memory_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
+         "soc: Arm DRAM wire bandwidth (required for soc)"},
+        {"arm_memory_stream_efficiency", Dim::Fraction, FieldRange::UnitInterval, kOptional, kReal,
+         "soc: achieved streaming share of the Arm DRAM bandwidth (required for soc)"},
     };
     fields.insert(fields.end(), extra.begin(), extra.end());
     kinds.push_back({"smartnic", "a SmartNIC / DPU", fields});
@@ -173,6 +190,10 @@ bool profile_unit(const std::string& unit, units::Dim& dim, double& to_base) {
   // Units profiles use that common/units.hpp lacks.
   static const std::map<std::string, units::Unit> extra = {
       {"Bpkt/s", {units::Dim::PacketsPerSecond, 1e9}},
+      // Rates of items per second (parameters updated) have the dimension of Hz.
+      {"param/s", {units::Dim::Hertz, 1}},
+      {"Mparam/s", {units::Dim::Hertz, 1e6}},
+      {"Gparam/s", {units::Dim::Hertz, 1e9}},
   };
   if (auto u = units::find_unit(unit)) {
     dim = u->dim, to_base = u->to_base;

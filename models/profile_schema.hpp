@@ -14,6 +14,7 @@ enum class FieldRange {
   UnitInterval,      // (0, 1]: efficiencies
   HalfOpenFraction,  // [0, 1): shares of throughput lost
   Flag,              // a JSON boolean with unit "boolean"
+  Choice,            // one of FieldSpec::choices, a JSON string with unit "choice"; stored as its index
 };
 
 struct FieldSpec {
@@ -23,6 +24,7 @@ struct FieldSpec {
   bool required;
   bool integer;      // counts that must be whole numbers (lanes, ports, cores)
   std::string meaning;
+  std::vector<std::string> choices = {};  // Choice only: the allowed values
 };
 
 struct KindSpec {

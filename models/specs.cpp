@@ -102,6 +102,15 @@ double SmartNicSpec::throughput_Bps(double packet_bytes) const {
   return std::min({nic.goodput_Bps(packet_bytes), packets_per_s * packet_bytes, processing_Bps});
 }
 
+double SmartNicSpec::stream_Bps(double packet_bytes, int streams) const {
+  const double hardware = throughput_Bps(packet_bytes);
+  if (kind == SmartNicKind::Fpga) return hardware;  // a push unit and a pull unit, each at line rate
+  // Each stream crosses the Arm link once per direction and Arm DRAM twice (in, then out).
+  const double arm_link = arm_link_Bps / streams;
+  const double arm_memory = arm_memory_Bps * arm_memory_efficiency / (2.0 * streams);
+  return std::min({hardware, arm_link, arm_memory});
+}
+
 SmartNicSpec smartnic_from_profile(const Profile& p) {
   require_kind(p, {"smartnic"});
   SmartNicSpec s;
@@ -111,6 +120,19 @@ SmartNicSpec smartnic_from_profile(const Profile& p) {
   s.dma_engines = static_cast<int>(p.get("dma_engines"));
   s.memory_bytes = p.get("memory_capacity");
   s.gpudirect = p.get("gpudirect") != 0;
+  s.kind = static_cast<SmartNicKind>(static_cast<int>(p.get_or(kSmartNicKindField, 0)));
+  if (s.kind == SmartNicKind::Soc) {
+    auto soc_field = [&p](const char* field) {
+      if (!p.has(field))
+        throw InputError(p.file, p.json_path + ".fields." + field,
+                         "profile \"" + p.name + "\" is a soc SmartNIC (its traffic crosses the Arm cores): it needs \"" +
+                             field + "\"");
+      return p.get(field);
+    };
+    s.arm_link_Bps = soc_field("arm_link_bandwidth");
+    s.arm_memory_Bps = soc_field("arm_memory_bandwidth");
+    s.arm_memory_efficiency = soc_field("arm_memory_stream_efficiency");
+  }
   return s;
 }
 

@@ -30,6 +30,8 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   require(p.optimizer_ssds >= 0 && p.nvme_per_worker >= 0, "SSD counts must be >= 0");
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   const std::string opt_nic_profile = p.optimizer_nic_profile.empty() ? p.nic_profile : p.optimizer_nic_profile;
+  const std::string opt_host_profile = p.optimizer_host_profile.empty() ? p.host_profile : p.optimizer_host_profile;
+  const std::string opt_ssd_profile = p.optimizer_ssd_profile.empty() ? p.ssd_profile : p.optimizer_ssd_profile;
   Network opt_net = make_network(opt_nic_profile, p.switch_profile, p.network_Bps, profiles);
   require(p.workers + p.optimizer_nics <= net.sw.ports,
           fmt::format("{} workers + {} optimizer-node NICs need more than the {} ports of switch {}", p.workers,
@@ -44,7 +46,8 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
                     {"switch", p.switch_profile},     {"host", p.host_profile},
                     {"ssd", p.ssd_profile},           {"optimizer_nic", opt_nic_profile},
                     {"network_Bps", p.network_Bps},   {"optimizer_nics", p.optimizer_nics},
-                    {"optimizer_ssds", p.optimizer_ssds}, {"nvme_per_worker", p.nvme_per_worker}};
+                    {"optimizer_ssds", p.optimizer_ssds}, {"nvme_per_worker", p.nvme_per_worker},
+                    {"optimizer_host", opt_host_profile}, {"optimizer_ssd", opt_ssd_profile}};
 
   std::vector<Vertex> nics;
   for (int w = 0; w < p.workers; ++w) {
@@ -64,15 +67,15 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   Vertex sw = add_switch(t, "switch", net);
   for (Vertex nic : nics) add_nic_uplink(t, nic, sw, net);
 
-  Vertex opt = add_cpu(t, "optnode", VertexKind::OptimizerNode, p.host_profile, -1, profiles);
-  add_dram(t, "optnode-dram", opt, p.host_profile, -1, profiles);
+  Vertex opt = add_cpu(t, "optnode", VertexKind::OptimizerNode, opt_host_profile, -1, profiles);
+  add_dram(t, "optnode-dram", opt, opt_host_profile, -1, profiles);
   for (int k = 0; k < p.optimizer_nics; ++k) {
     Vertex nic = add_nic(t, "optnode-nic" + std::to_string(k), opt_net, opt_nic_profile, -1);
     add_pcie(t, opt, nic, p.pcie_profile, profiles);
     add_nic_uplink(t, nic, sw, opt_net);
   }
   for (int j = 0; j < p.optimizer_ssds; ++j)
-    add_ssd(t, "optnode-ssd" + std::to_string(j), opt, p.ssd_profile, -1, profiles);
+    add_ssd(t, "optnode-ssd" + std::to_string(j), opt, opt_ssd_profile, -1, profiles);
   return t;
 }
 

@@ -28,11 +28,13 @@ struct LuwuStarParams {
   int workers = 8;
   std::string gpu_profile = "a100-40gb-sxm";
   std::string pcie_profile = "pcie-gen4-x16";
-  std::string nic_profile = "bluefield2-100g";        // the workers' SmartNICs
+  std::string nic_profile = "alveo-u50";              // the workers' SmartNICs (the paper's FPGA NIC)
   std::string switch_profile = "tofino";
-  std::string host_profile = "dual-socket-server-2021";  // worker hosts and the optimizer node
+  std::string host_profile = "dual-socket-server-2021";  // worker hosts (and the optimizer node by default)
   std::string ssd_profile = "samsung-pm1733";
   std::string optimizer_nic_profile;                   // "" = nic_profile
+  std::string optimizer_host_profile;                  // "" = host_profile
+  std::string optimizer_ssd_profile;                   // "" = ssd_profile
   double network_Bps = 0;                              // NIC line rate override; 0 = profile's
   int optimizer_nics = 1;
   int optimizer_ssds = 4;

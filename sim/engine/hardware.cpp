@@ -17,12 +17,18 @@ models::HostSpec host_of(const topologies::Topology& topo, const models::Profile
   return models::host_from_profiles(host_profile, &ssd_profile, static_cast<int>(ssds.size()));
 }
 
-models::NicSpec nic_of(const topologies::Topology& topo, const models::ProfileCatalog& catalog,
-                       topologies::Vertex nic) {
-  auto profile = catalog.resolve(topo[nic].profile);
-  models::NicSpec spec =
-      profile.kind == "smartnic" ? models::smartnic_from_profile(profile).nic : models::nic_from_profile(profile);
-  // A builder's line-rate override ("network": "200Gb/s") applies to every NIC it built.
+// The NIC's SmartNIC spec (nullopt for a plain NIC); a builder's line-rate override ("network":
+// "200Gb/s") applies to every NIC it built.
+std::optional<models::SmartNicSpec> smartnic_of(const topologies::Topology& topo, const models::Profile& profile) {
+  if (profile.kind != "smartnic") return std::nullopt;
+  models::SmartNicSpec spec = models::smartnic_from_profile(profile);
+  if (topo.network_Bps > 0) spec.nic.line_rate_Bps = topo.network_Bps;
+  return spec;
+}
+
+models::NicSpec nic_of(const topologies::Topology& topo, const models::Profile& profile) {
+  if (auto smart = smartnic_of(topo, profile)) return smart->nic;
+  models::NicSpec spec = models::nic_from_profile(profile);
   if (topo.network_Bps > 0) spec.line_rate_Bps = topo.network_Bps;
   return spec;
 }
@@ -63,9 +69,20 @@ Hardware hardware_of(const topologies::Topology& topo) {
   hw.profiles = catalog;
   hw.gpu = models::gpu_from_profile(catalog.resolve(topo[gpus.front()].profile));
   hw.worker_host = host_of(topo, catalog, topo.cpu_of(gpus.front()));
-  if (auto node = topo.optimizer_node()) hw.optimizer_node = host_of(topo, catalog, *node);
+  if (auto node = topo.optimizer_node()) {
+    hw.optimizer_node = host_of(topo, catalog, *node);
+    // The node's NICs hang off it over PCIe; the first (by vertex index) stands for all.
+    std::optional<topologies::Vertex> node_nic;
+    for (auto [it, end] = boost::out_edges(*node, topo.graph); it != end; ++it) {
+      const auto w = boost::target(*it, topo.graph);
+      if (topo[w].kind == topologies::VertexKind::SmartNic && (!node_nic || w < *node_nic)) node_nic = w;
+    }
+    if (node_nic) hw.optimizer_smartnic = smartnic_of(topo, catalog.resolve(topo[*node_nic].profile));
+  }
   auto nic = topo.nic_of(gpus.front());
-  hw.worker_nic = nic_of(topo, catalog, nic);
+  const auto nic_profile = catalog.resolve(topo[nic].profile);
+  hw.worker_nic = nic_of(topo, nic_profile);
+  hw.worker_smartnic = smartnic_of(topo, nic_profile);
   if (auto sw = topo.switch_of(nic)) {
     auto profile = catalog.resolve(topo[*sw].profile);
     if (profile.has("aggregation_slots")) hw.network_switch = models::switch_from_profile(profile);

@@ -17,6 +17,10 @@ struct Hardware {
   models::HostSpec worker_host;                      // CPU, DRAM and NVMe array of rank 0's server
   std::optional<models::HostSpec> optimizer_node;    // LuWu's in-network optimizer node
   models::NicSpec worker_nic;                        // rank 0's NIC, line rate as the topology set it
+  // Rank 0's NIC and the optimizer node's first NIC when they are SmartNICs (their push and pull
+  // limits, models/smartnic.hpp), line rate as the topology set it.
+  std::optional<models::SmartNicSpec> worker_smartnic;
+  std::optional<models::SmartNicSpec> optimizer_smartnic;
   std::optional<models::SwitchSpec> network_switch;  // rank 0's switch, when it aggregates
   // The scenario's inline and overridden profiles (the topology's), for parts a system brings
   // besides the cluster's (LuWu's "gpu" update engine): resolve names here, not in the shipped set.

@@ -163,7 +163,8 @@ topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& 
   p.nvme_per_worker = int_arg(c, "nvme_per_worker", p.nvme_per_worker, 0, kMaxDisksPerHost);
   profile_args(c, {{"gpu", &p.gpu_profile}, {"pcie", &p.pcie_profile}, {"nic", &p.nic_profile},
                    {"switch", &p.switch_profile}, {"host", &p.host_profile}, {"ssd", &p.ssd_profile},
-                   {"optimizer_nic", &p.optimizer_nic_profile}},
+                   {"optimizer_nic", &p.optimizer_nic_profile}, {"optimizer_host", &p.optimizer_host_profile},
+                   {"optimizer_ssd", &p.optimizer_ssd_profile}},
                catalog);
   return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
     return topologies::build_luwu_star(p, profiles);

@@ -8,6 +8,7 @@
 // (also bounded by the switch's packet rate shared by the workers: models/switch.hpp).  Once every
 // worker's copy of a piece has arrived, the switch holds its sum and hands it on: multicast back to
 // the workers (SwitchML) or forward to the optimizer node (LuWu).
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -85,6 +86,8 @@ class InSwitchAggregation {
   }
   int pieces() const { return settings_.pieces; }
   double rate_Bps() const { return rate_Bps_; }
+  // A further bound on each worker's sending rate (a SmartNIC's push limit, models/smartnic.hpp).
+  void cap_rate_Bps(double cap_Bps) { rate_Bps_ = std::min(rate_Bps_, cap_Bps); }
   simgrid::s4u::Host* switch_host() const { return switch_; }
 
  private:

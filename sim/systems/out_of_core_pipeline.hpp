@@ -16,7 +16,12 @@
 // swapper's I/O queue does (request size and queue depth, models/storage.hpp's Little's law).
 // The same stages carry other work of the host in order (LuWu accumulates earlier micro-batches'
 // gradients on the update stage).
+// With `lanes` > 0 the stages do not overlap within a unit's lane (layer-centric pipelining, LuWu's
+// ablation): unit k runs on lane k mod lanes, once its inputs are done, its read, update and
+// write-back one after another; the lanes run side by side, each update on its own threads (a
+// delay, not a share of the host's processor).
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +40,7 @@ struct OutOfCorePolicy {
   bool serial_writes = true;
   double read_rate_cap_Bps = -1;   // <= 0: the disks' own rate
   double write_rate_cap_Bps = -1;  // <= 0: the disks' own rate
+  int lanes = 0;  // > 0: layer-centric lanes instead of overlapping stages
 };
 
 class OutOfCorePipeline {
@@ -47,13 +53,31 @@ class OutOfCorePipeline {
         traffic_(traffic),
         read_(component, "state read (ssd)", "io", host, timeline),
         update_(component, "update (" + engine + ")", "optimizer", host, timeline),
-        write_(component, "state write-back (ssd)", "io", host, timeline) {}
+        write_(component, "state write-back (ssd)", "io", host, timeline) {
+    for (int i = 0; i < policy_.lanes; ++i)
+      lanes_.push_back(std::make_unique<Stream>(component, "layer lane " + std::to_string(i) + " (" + engine + ")",
+                                                "optimizer", host, timeline));
+  }
 
   // Unit k: read `read_bytes` of state from the disks, run `update_s` seconds on the host's
   // processor once `inputs` are done, write `write_bytes` back.  Returns the write-back's completion.
   CompletionPtr add_unit(const std::string& label, double read_bytes, double update_s, double write_bytes,
                          std::vector<CompletionPtr> inputs = {}) {
     const std::size_t k = updated_.size();
+    if (!lanes_.empty()) {
+      auto done = lanes_[k % lanes_.size()]->enqueue(
+          "layer " + label,
+          [this, read_bytes, update_s, write_bytes] {
+            read_striped(disks_, read_bytes, traffic_, policy_.read_rate_cap_Bps);
+            simgrid::s4u::this_actor::sleep_for(update_s);
+            write_striped(disks_, write_bytes, traffic_, policy_.write_rate_cap_Bps);
+          },
+          std::move(inputs));
+      updated_.push_back(done);
+      written_.push_back(done);
+      released_.push_back({done});
+      return done;
+    }
     const std::size_t ahead = static_cast<std::size_t>(policy_.read_ahead);
     auto state = read_.enqueue(
         "read state " + label,
@@ -98,6 +122,7 @@ class OutOfCorePipeline {
   OutOfCorePolicy policy_;
   TrafficMeter& traffic_;
   Stream read_, update_, write_;
+  std::vector<std::unique_ptr<Stream>> lanes_;
   std::vector<CompletionPtr> updated_, written_;
   std::vector<std::vector<CompletionPtr>> released_;
 };

@@ -136,7 +136,7 @@ TEST_CASE("a missing required field, an unknown kind, a wrong kind, a stray key 
   }
 }
 
-TEST_CASE("flags need a boolean value and the unit \"boolean\"; counts must be whole") {
+TEST_CASE("flags need a boolean value and the unit \"boolean\", counts must be whole") {
   Profile bf2 = find_profile("bluefield2-200g");
   Json j = profile_to_json(bf2);
   j["fields"]["gpudirect"]["value"] = 1;
@@ -151,7 +151,7 @@ TEST_CASE("flags need a boolean value and the unit \"boolean\"; counts must be w
   CHECK(rejection(frac).json_path() == "$.fields.dma_engines.value");
 }
 
-TEST_CASE("a bad profile file is named in the error; Profile::get names the missing field's path") {
+TEST_CASE("a bad profile file is named in the error, Profile::get names the missing field's path") {
   std::string path = "models-test-bad-profile.json";
   Json j = valid_ssd();
   j["fields"]["capacity"].erase("source");
@@ -218,9 +218,9 @@ TEST_CASE("every shipped profile loads, is named after its file, is sourced, and
 TEST_CASE("the shipped set covers the devices the project needs") {
   for (const char* name : {"a100-40gb-sxm", "a100-40gb-pcie", "v100-32gb-sxm", "h100-80gb-sxm", "dgx2-nvswitch",
                            "infiniband-edr-100g", "rdma-nic-100g", "rdma-nic-200g", "bluefield2-100g",
-                           "bluefield2-200g", "tofino", "tofino2", "pcie-gen3-x16", "pcie-gen4-x16", "pcie-gen5-x16",
+                           "bluefield2-200g", "bluefield3-400g", "alveo-u50", "tofino", "tofino2", "pcie-gen3-x16", "pcie-gen4-x16", "pcie-gen5-x16",
                            "samsung-pm1733", "intel-optane-p5800x", "intel-optane-p4800x", "ddr4-3200-dual-socket",
-                           "dual-socket-server-2021"}) {
+                           "dual-socket-server-2021", "xeon-gold-5320-node"}) {
     CAPTURE(name);
     CHECK_NOTHROW(find_profile(name));
   }

@@ -83,7 +83,7 @@ TEST_CASE("luwu: state beyond the optimizer node's DRAM streams from its SSDs an
   CHECK(written == doctest::Approx(params * 9).scale(0));
 }
 
-TEST_CASE("luwu: the update pipelines behind backward; only the last layer's update is exposed") {
+TEST_CASE("luwu: the update pipelines behind backward, only the last layer's update is exposed") {
   auto topo = star(4);
   auto hw = sim::hardware_of(topo);
   const double p = 30e6;

@@ -97,3 +97,17 @@ TEST_CASE("the training object is read with the trace reader's rules: defaults, 
   CHECK(f.path == "$.training.dtype");
   CHECK(contains(f.what, "did you mean \"bf16\""));
 }
+
+TEST_CASE("luwu-star's optimizer_host and optimizer_ssd roles reach the optimizer node alone") {
+  Json j = tiny();
+  j["cluster"]["profiles"] = {{"optimizer_host", "xeon-gold-5320-node"}, {"optimizer_ssd", "intel-optane-p5800x"}};
+  const auto s = parse(j);
+  REQUIRE(s.hardware.optimizer_node);
+  CHECK(s.hardware.optimizer_node->cpu.cores == 52);             // 2 x 26 (the Xeon 5320 node)
+  CHECK(s.hardware.optimizer_node->thread_rates.has_value());
+  CHECK(s.hardware.optimizer_node->ssds->device.read_Bps == 7.2e9);  // P5800X
+  CHECK(s.hardware.worker_host.cpu.cores == 64);                 // the default worker host
+  // A profile of the wrong kind is refused as the host role's is: at the profile's kind.
+  j["cluster"]["profiles"] = {{"optimizer_host", "samsung-pm1733"}};
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("has kind \"ssd\", expected \"host\""), InputError);
+}

@@ -71,13 +71,13 @@ Json shipped_profile_json(const std::string& name) {
 }  // namespace
 
 TEST_CASE("a NIC line-rate override sets the ethernet links and the hardware's NIC, and slows DDP") {
-  const auto bf2 = models::find_profile("bluefield2-100g");
-  const double mtu = bf2.get("mtu"), header = bf2.get("header_overhead");
+  const auto u50 = models::find_profile("alveo-u50");
+  const double mtu = u50.get("mtu"), header = u50.get("header_overhead");
   // builder_parts.hpp: NIC <-> switch bandwidth = line rate * mtu / (mtu + header).
-  const double line_50 = 50e9 / 8, line_100 = bf2.get("line_rate");
+  const double line_50 = 50e9 / 8, line_100 = u50.get("line_rate");
   REQUIRE(line_100 == doctest::Approx(100e9 / 8));
 
-  const Json slow = tiny_scenario({{"overrides", {{"bluefield2-100g", {{"line_rate", "50Gb/s"}}}}}});
+  const Json slow = tiny_scenario({{"overrides", {{"alveo-u50", {{"line_rate", "50Gb/s"}}}}}});
   const auto scenario = parse(slow);
   CHECK(link(scenario.topology, "nic0", "switch").bandwidth_Bps == doctest::Approx(line_50 * mtu / (mtu + header)));
   CHECK(link(scenario.topology, "nic1", "switch").bandwidth_Bps == doctest::Approx(line_50 * mtu / (mtu + header)));
@@ -109,14 +109,14 @@ TEST_CASE("an SSD override with a unit sets the NVMe links (max of read and writ
         doctest::Approx(7e9));
 }
 
-TEST_CASE("a bare number is in base units; a flag takes true or false") {
+TEST_CASE("a bare number is in base units, a flag takes true or false") {
   // 1e9 B/s written bare == "1GB/s".
   const Json bare = tiny_scenario({{"overrides", {{"samsung-pm1733", {{"write_bandwidth", 8e9}}}}}});
   CHECK(parse(bare).topology[parse(bare).topology.vertex("nvme0-0")].write_Bps == doctest::Approx(8e9));
-  const Json flag = tiny_scenario({{"overrides", {{"bluefield2-100g", {{"gpudirect", false}}}}}});
+  const Json flag = tiny_scenario({{"overrides", {{"alveo-u50", {{"gpudirect", false}}}}}});
   CHECK(error_path(flag).empty());
-  const Json flag_number = tiny_scenario({{"overrides", {{"bluefield2-100g", {{"gpudirect", 0}}}}}});
-  CHECK(error_path(flag_number) == "$.cluster.overrides.bluefield2-100g.gpudirect");
+  const Json flag_number = tiny_scenario({{"overrides", {{"alveo-u50", {{"gpudirect", 0}}}}}});
+  CHECK(error_path(flag_number) == "$.cluster.overrides.alveo-u50.gpudirect");
 }
 
 TEST_CASE("collective interference: a larger override stretches DDP's compute, by at most 1 / (1 - share)") {
@@ -190,7 +190,7 @@ TEST_CASE("errors name the scenario file and the JSON path") {
   CHECK(error_path(tiny_scenario({{"profiles", {{"gpu", bad_unit}}}})) == "$.cluster.profiles.gpu.fields.peak_fp16_flops.unit");
   Json shadow = shipped_profile_json("a100-40gb-sxm");  // an inline profile may not take a shipped name
   CHECK(error_path(tiny_scenario({{"profiles", {{"gpu", shadow}}}})) == "$.cluster.profiles.gpu.name");
-  Json nic_as_gpu = shipped_profile_json("bluefield2-100g");
+  Json nic_as_gpu = shipped_profile_json("alveo-u50");
   nic_as_gpu["name"] = "not-a-gpu";
   CHECK(error_path(tiny_scenario({{"profiles", {{"gpu", nic_as_gpu}}}})) == "$.cluster.profiles.gpu.kind");
 }

@@ -112,7 +112,7 @@ TEST_CASE("the same scenario twice gives identical output") {
   CHECK(sim::result_to_json(a).dump() == sim::result_to_json(b).dump());
 }
 
-TEST_CASE("one worker with interference on: every system runs; DDP and ZeRO-3 are compute plus the optimizer step") {
+TEST_CASE("one worker with interference on: every system runs, DDP and ZeRO-3 are compute plus the optimizer step") {
   // A collective over one rank moves nothing and takes no time, so its interference scope opens
   // and closes in one instant (this crashed SimGrid: issue "Nothing accepted crashes").
   auto topo = star(1);

@@ -70,10 +70,10 @@ TEST_CASE("luwu-star: the network speed override sets the NIC line rate of every
     if (t[e].kind == LinkKind::Ethernet) CHECK(t[e].bandwidth_Bps == doctest::Approx(goodput_of(p.nic_profile, 25e9 / 8)));
   // Without the override the profile's line rate is used.
   Topology d = build_luwu_star(LuwuStarParams{});
-  double line = luwu::models::find_profile("bluefield2-100g").get("line_rate");
+  double line = luwu::models::find_profile("alveo-u50").get("line_rate");
   CHECK(d[d.edge(0)].kind == LinkKind::Pcie);
   for (Edge e : d.edges())
-    if (d[e].kind == LinkKind::Ethernet) CHECK(d[e].bandwidth_Bps == doctest::Approx(goodput_of("bluefield2-100g", line)));
+    if (d[e].kind == LinkKind::Ethernet) CHECK(d[e].bandwidth_Bps == doctest::Approx(goodput_of("alveo-u50", line)));
 }
 
 TEST_CASE("luwu-star: bad parameters are rejected") {
@@ -190,7 +190,7 @@ TEST_CASE("builders: a catalog's profiles replace the shipped ones of their name
   auto gpu = find_profile("a100-40gb-sxm");
   apply_override(gpu, "peak_fp16_flops", 156e12);  // shipped: 312 TFLOP/s
   catalog.add(gpu);
-  auto nic = find_profile("bluefield2-100g");
+  auto nic = find_profile("alveo-u50");
   apply_override(nic, "line_rate", 50e9 / 8);  // shipped: 100 Gb/s
   catalog.add(nic);
 
@@ -204,7 +204,7 @@ TEST_CASE("builders: a catalog's profiles replace the shipped ones of their name
   CHECK(t[t.vertex("gpu0")].speed_flops == 156e12);
   for (Edge e : t.edges()) {
     if (t[e].kind == LinkKind::Nvme) CHECK(t[e].bandwidth_Bps == 9e9);
-    if (t[e].kind == LinkKind::Ethernet) CHECK(t[e].bandwidth_Bps == doctest::Approx(goodput_of("bluefield2-100g", 50e9 / 8)));
+    if (t[e].kind == LinkKind::Ethernet) CHECK(t[e].bandwidth_Bps == doctest::Approx(goodput_of("alveo-u50", 50e9 / 8)));
   }
   REQUIRE(t.profiles.find("samsung-pm1733") != nullptr);
   CHECK(t.profiles.find("samsung-pm1733")->get("read_bandwidth") == 9e9);

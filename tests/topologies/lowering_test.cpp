@@ -197,7 +197,7 @@ TEST_CASE("lowering: a fat-tree with ECMP hashing uses minimum-hop routes, two p
   CHECK(out == "same");
 }
 
-TEST_CASE("lowering: one flow takes latency + bytes / bottleneck bandwidth; split duplex does not share") {
+TEST_CASE("lowering: one flow takes latency + bytes / bottleneck bandwidth, split duplex does not share") {
   LuwuStarParams p;
   p.workers = 4;
   Topology t = build_luwu_star(p);

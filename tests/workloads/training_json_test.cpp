@@ -46,7 +46,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 }  // namespace
 
-TEST_CASE("only micro_batch is required; the rest default to one 2048-token fp16 micro-batch without recompute") {
+TEST_CASE("only micro_batch is required, the rest default to one 2048-token fp16 micro-batch without recompute") {
   const TrainingConfig t = read({{"micro_batch", 4}}, *find_catalog_model("gpt3-125m"));
   CHECK(t.micro_batch == 4);
   CHECK(t.seq_len == 2048);

@@ -44,6 +44,9 @@ class Luwu : public System {
     if (!hw.optimizer_node)
       return "does not run: luwu needs an in-network optimizer node (the luwu-star topology has one)";
     if (!hw.network_switch) return "does not run: luwu needs a programmable switch";
+    if (settings_.node_pipelining == LuwuSettings::NodePipelining::LayerCentric && !hw.optimizer_node->thread_rates)
+      return "does not run: layer-centric node pipelining needs the optimizer node's per-thread rates "
+             "(adam_thread_update_rate and io_thread_bandwidth in its host profile, e.g. xeon-gold-5320-node)";
     const auto p = luwu_placement(trace, *hw.optimizer_node, settings_);
     if (!p.fits())
       return does_not_fit("the optimizer node (DRAM share + SSDs)", p.param_bytes + p.state_bytes,
@@ -63,7 +66,7 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
   entry.only_settings(setting_keys({PrefetchSettings::keys(), AggregationSettings::keys(),
                                     CheckpointOffloadSettings::keys(),
                                     {"optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
-                                     "update_gpu_pcie"}}));
+                                     "update_gpu_pcie", "node_pipelining"}}));
   LuwuSettings s;
   s.prefetch = PrefetchSettings::parse(entry);
   s.aggregation = AggregationSettings::parse(entry);
@@ -76,6 +79,12 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
   using Engine = LuwuSettings::UpdateEngine;
   if (entry.has("update_engine"))
     s.update_engine = entry.at("update_engine").as_choice(Choices<Engine>{{"cpu", Engine::Cpu}, {"gpu", Engine::Gpu}}, "update engine");
+  using Pipelining = LuwuSettings::NodePipelining;
+  if (entry.has("node_pipelining"))
+    s.node_pipelining = entry.at("node_pipelining")
+                            .as_choice(Choices<Pipelining>{{"step-centric", Pipelining::StepCentric},
+                                                           {"layer-centric", Pipelining::LayerCentric}},
+                                       "node pipelining");
   s.update_gpu = entry.settings().get_string("update_gpu", s.update_gpu);
   s.update_gpu_pcie = entry.settings().get_string("update_gpu_pcie", s.update_gpu_pcie);
   // The engine's profiles are resolved now, so a misspelt name is an error at its JSON path.

@@ -27,6 +27,14 @@ struct LuwuSettings {
   enum class UpdateEngine { Cpu, Gpu } update_engine = UpdateEngine::Cpu;
   std::string update_gpu = "a100-40gb-pcie";     // the GPU profile of the "gpu" engine
   std::string update_gpu_pcie = "pcie-gen4-x16";  // and of its PCIe link
+  // How the optimizer node's CPU threads are organised (models/optimizer_node.hpp).  Step-centric,
+  // the paper's design: each step (read state, update, write back, ...) has its own threads, sized
+  // from the node's per-thread rates to keep up with the line rate, and layers rotate through the
+  // steps, several in flight.  Layer-centric, the paper's ablation: each layer in flight gets a
+  // fixed group of threads (as many as the update needs) that runs its steps in order, so
+  // floor(threads / group) layers are in flight.  Without per-thread rates in the node's host
+  // profile, step-centric leaves the update to the node's whole CPU and layer-centric cannot run.
+  enum class NodePipelining { StepCentric, LayerCentric } node_pipelining = NodePipelining::StepCentric;
 };
 
 SystemPtr parse_luwu(const SystemEntry& entry);

@@ -57,13 +57,27 @@ class LuwuSchedule : public Schedule {
       gradient_at_node_.push_back(std::make_shared<Countdown>(pieces));
     }
     aggregation_.on_summed([this](std::size_t round, int, double piece) { forward_to_node(round, piece); });
+    set_smartnic_caps(env.hw);
 
     Timeline* tl = &env.timeline;
     forward_stream_ = std::make_unique<Stream>("switch", "aggregate -> optimizer node", "communication", switch_, tl);
+    int lanes = 0;
+    if (const auto& rates = env.hw.optimizer_node->thread_rates; rates && !update_gpu_) {
+      // Each step gets the threads it needs to keep up with the line rate (models/optimizer_node.hpp).
+      const auto bytes = model_state_bytes(trace_.training.dtype);
+      const models::NodeSizes sizes{static_cast<double>(bytes.param), static_cast<double>(bytes.grad),
+                                    adam_cost(trace_.training.dtype)};
+      const auto threads = models::step_threads(sizes, *rates, env.hw.worker_nic.line_rate_Bps);
+      update_threads_ = threads[static_cast<std::size_t>(models::NodeStep::Update)];
+      int total = 0;
+      for (int t : threads) total += t;
+      // Layer-centric: a group as large as the update needs per layer in flight.
+      if (settings.node_pipelining == LuwuSettings::NodePipelining::LayerCentric) lanes = std::max(1, total / update_threads_);
+    }
     node_pipeline_ = std::make_unique<OutOfCorePipeline>(
         "optnode", node_, env.roles.optimizer_ssds,
-        OutOfCorePolicy{settings.state_prefetch_layers, /*write_buffers*/ 0, /*serial_writes*/ true}, env.traffic, tl,
-        update_gpu_ ? "gpu" : "cpu");
+        OutOfCorePolicy{.read_ahead = settings.state_prefetch_layers, .write_buffers = 0, .serial_writes = true, .lanes = lanes}, env.traffic,
+        tl, update_gpu_ ? "gpu" : "cpu");
 
     // Streams take work from actors only, so the node's pipeline is laid out by one.
     updates_done_ = make_completion();
@@ -112,6 +126,33 @@ class LuwuSchedule : public Schedule {
  private:
   static constexpr std::size_t kNoRound = static_cast<std::size_t>(-1);
 
+  // Rate caps (bytes/s of payload; -1: none) that SmartNICs of kind soc put on LuWu's flows
+  // (models/smartnic.hpp), with only one direction streaming (forward: parameters alone) or both.
+  struct Caps {
+    double worker_pull_Bps = -1;
+    double node_push_Bps = -1;
+    double node_pull_Bps = -1;
+  };
+
+  // A cap applies only where it is below what the NIC's link already carries (its goodput at MTU),
+  // so an on-path (fpga) SmartNIC's flows stay plain max-min shares of their routes.
+  static double cap_below_link(const models::SmartNicSpec& nic, double cap_Bps) {
+    return cap_Bps < nic.nic.goodput_Bps() ? cap_Bps : -1;
+  }
+
+  void set_smartnic_caps(const Hardware& hw) {
+    if (const auto& nic = hw.worker_smartnic) {
+      // Gradients go out in the switch's aggregation packets while parameters come in.
+      aggregation_.cap_rate_Bps(nic->push_pull_each_Bps(hw.network_switch->payload_bytes()));
+      both_.worker_pull_Bps = cap_below_link(*nic, nic->push_pull_each_Bps(nic->nic.mtu_bytes));
+      alone_.worker_pull_Bps = cap_below_link(*nic, nic->one_direction_Bps(nic->nic.mtu_bytes));
+    }
+    if (const auto& nic = hw.optimizer_smartnic) {
+      both_.node_push_Bps = both_.node_pull_Bps = cap_below_link(*nic, nic->push_pull_each_Bps(nic->nic.mtu_bytes));
+      alone_.node_push_Bps = cap_below_link(*nic, nic->one_direction_Bps(nic->nic.mtu_bytes));
+    }
+  }
+
   // The optimizer node sends each layer's parameters once per need, piece by piece (from SSD for
   // the share that lives there); the switch replicates every piece to all workers as soon as it has
   // it, and each SmartNIC writes it into GPU memory by DMA.  A worker buffers prefetch_layers + 1
@@ -124,14 +165,16 @@ class LuwuSchedule : public Schedule {
       const auto& op = trace_.ops[param_ops_[k]];
       const double piece = static_cast<double>(op.param_bytes) / aggregation_.pieces();
       const double start = simgrid::s4u::Engine::get_clock();
+      // In forward only parameters flow; otherwise gradients stream the other way at once.
+      const Caps& caps = op.kind == OpKind::Forward ? alone_ : both_;
       for (int c = 0; c < aggregation_.pieces(); ++c) {
         if (placement_.param_ssd_share > 0)
           read_striped(env_.roles.optimizer_ssds, piece * placement_.param_ssd_share, env_.traffic);
-        transfer(node_, switch_, piece, env_.traffic);
+        transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps);
         for (int r = 0; r < world_; ++r)
-          simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece] {
+          simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece, rate = caps.worker_pull_Bps] {
             GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
-            transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic);
+            transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate);
             delivered_[r][k]->arrive();
           });
       }
@@ -143,7 +186,7 @@ class LuwuSchedule : public Schedule {
   // Every worker's piece of a gradient is in the switch: it forwards the sum to the node.
   void forward_to_node(std::size_t round, double piece) {
     forward_stream_->enqueue("aggregate " + round_label_[round], [this, round, piece] {
-      transfer(switch_, node_, piece, env_.traffic);
+      transfer(switch_, node_, piece, env_.traffic, both_.node_pull_Bps);
       gradient_at_node_[round]->arrive();
     });
   }
@@ -169,10 +212,13 @@ class LuwuSchedule : public Schedule {
       const double state_on_ssd = params * cost.state_bytes_per_param * placement_.state_ssd_share;
       const auto t = models::cpu_optimizer_step_times(
           host, params, cost, models::StatePlacement{1 - placement_.state_ssd_share, 0, placement_.state_ssd_share});
+      // On the CPU, the update's own threads bound it too when the node's profile gives their rate.
+      const auto& rates = host.thread_rates;
+      const double threads_s = rates && update_threads_ > 0 ? params / (update_threads_ * rates->adam_params_per_s) : 0;
       // The SSD part is the disk I/O; the DRAM streaming happens whichever engine updates.
       const double update_s =
           update_gpu_ ? std::max(t.dram_s, models::gpu_update_times(params, cost, update_gpu_->first, update_gpu_->second).total_s)
-                      : std::max(t.dram_s, t.compute_s);
+                      : std::max({t.dram_s, t.compute_s, threads_s});
       node_pipeline_->add_unit(label, state_on_ssd, update_s, state_on_ssd, {gradient});
     }
     for (const auto& written : node_pipeline_->write_backs()) written->wait();
@@ -194,6 +240,8 @@ class LuwuSchedule : public Schedule {
   std::vector<std::size_t> gradient_round_;                          // [op]: its aggregation round
   std::vector<std::shared_ptr<Countdown>> gradient_at_node_;         // [round]: pieces at the node
   std::vector<std::string> round_label_;                             // [round]: its op
+  Caps alone_, both_;
+  int update_threads_ = 0;  // the update step's threads (0: the node's whole CPU)
   std::unique_ptr<Stream> forward_stream_;
   std::unique_ptr<OutOfCorePipeline> node_pipeline_;
   CompletionPtr updates_done_;
