@@ -122,7 +122,9 @@ std::string run_to_table(const ScenarioRun& run) {
                      s.at("gpu").get<std::string>(), s.at("micro_batch").get<int>(), s.at("seq_len").get<int>(),
                      s.at("grad_accum").get<int>(), s.at("recompute").get<bool>() ? "on" : "off");
   out << fmt::format("collectives simulated in {} mode\n\n", s.at("collective_mode").get<std::string>());
-  out << fmt::format("{:<20} {:>11} {:>12} {:>10} {:>6} | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n", "system",
+  std::size_t w = 20;  // the system column fits the longest label
+  for (const auto& r : run.results) w = std::max(w, r.system.size());
+  out << fmt::format("{:<{}} {:>11} {:>12} {:>10} {:>6} | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n", "system", w,
                      "iteration", "tokens/s", "TFLOP/s/GPU", "MFU", "compute", "exp. comm", "exp. optim",
                      "I/O stall", "idle", "sent/GPU");
   double slowest = 0;
@@ -131,15 +133,26 @@ std::string run_to_table(const ScenarioRun& run) {
   for (const auto& r : run.results) {
     if (!r.feasible) {
       // The reason says it: "does not fit: ..." or "does not run: ...".
-      out << fmt::format("{:<20} {}\n", r.system, r.reason);
+      out << fmt::format("{:<{}} {}\n", r.system, w, r.reason);
       continue;
     }
     const auto& b = r.breakdown;
-    out << fmt::format("{:<20} {:>11} {:>12.0f} {:>10.1f} {:>5.1f}% | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n",
-                       r.system, units::seconds(r.iteration_time_s), r.tokens_per_s, r.tflops_per_gpu, 100 * r.mfu,
+    out << fmt::format("{:<{}} {:>11} {:>12.0f} {:>10.1f} {:>5.1f}% | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n",
+                       r.system, w, units::seconds(r.iteration_time_s), r.tokens_per_s, r.tflops_per_gpu, 100 * r.mfu,
                        units::seconds(b.compute_s), units::seconds(b.exposed_communication_s),
                        units::seconds(b.exposed_optimizer_s), units::seconds(b.io_stall_s), units::seconds(b.idle_s),
                        units::bytes(r.sent_bytes_per_worker));
+  }
+  // What GPU-executed collectives cost the compute stream (models/gpu.hpp, sim/engine/gpu_device.hpp).
+  bool contended = false;
+  for (const auto& r : run.results) {
+    if (!r.feasible || (r.contention.compute_stretch_s <= 0 && r.contention.collective_launch_wait_s <= 0)) continue;
+    if (!contended) out << "\nGPU shared with collective kernels (per GPU):\n";
+    contended = true;
+    out << fmt::format("  {:<{}} compute stretched by {} ({:.1f}%); collectives waited {} for SMs to launch\n", r.system, w,
+                       units::seconds(r.contention.compute_stretch_s),
+                       100 * r.contention.compute_stretch_s / std::max(1e-300, r.breakdown.compute_s - r.contention.compute_stretch_s),
+                       units::seconds(r.contention.collective_launch_wait_s));
   }
   // The scenario's first system's speedup over every other system that runs, as a paper reports
   // its system against the baselines; when the first does not run, every system's speedup over
@@ -152,7 +165,7 @@ std::string run_to_table(const ScenarioRun& run) {
       out << (first ? "\n" + first->system + "'s speedup over:\n" : "\nspeedup over the slowest system that runs:\n");
     header = true;
     double x = first ? r.iteration_time_s / first->iteration_time_s : slowest / r.iteration_time_s;
-    out << fmt::format("  {:<20} {:.2f}x\n", r.system, x);
+    out << fmt::format("  {:<{}} {:.2f}x\n", r.system, w, x);
   }
   return out.str();
 }

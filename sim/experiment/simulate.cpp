@@ -88,6 +88,8 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     result.breakdown.idle_s += (idle > 1e-9 * t ? idle : 0.0) / world;
     result.simulated_kernels += rt.kernels;
   }
+  // Rounding leaves a crumb of stretch where nothing ran beside the kernels.
+  if (std::abs(result.contention.compute_stretch_s) <= 1e-9 * t) result.contention.compute_stretch_s = 0;
   result.simulated_flows = traffic.flows();
   result.storage_bytes = traffic.resource_bytes();
   // Network traffic is what crosses the links between the workers' NICs and their switches (a NIC
