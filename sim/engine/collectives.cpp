@@ -1,4 +1,5 @@
 #include "sim/engine/collectives.hpp"
+#include "sim/engine/pacing_host.hpp"
 
 #include <cmath>
 #include <algorithm>
@@ -23,17 +24,7 @@ std::uint64_t whole_bytes(double bytes) { return static_cast<std::uint64_t>(std:
 
 // The collective kernel's own pace for `bytes` of a send (CommGroup::engines), or nullptr.
 simgrid::s4u::ExecPtr pace(const CommGroup& group, int index, double bytes) {
-  auto* engine = group.engine_of(index);
-  if (engine == nullptr || bytes <= 0) return nullptr;
-  auto exec = simgrid::s4u::Exec::init();
-  exec->set_flops_amount(bytes);
-  exec->set_host(engine);
-  exec->start();
-  return exec;
-}
-
-void wait_paced(const simgrid::s4u::ExecPtr& exec) {
-  if (exec) exec->wait();
+  return start_paced(group.engine_of(index), bytes);
 }
 
 // `steps` ring steps of `step_bytes` each: send to the next rank, receive from the previous one.
@@ -47,22 +38,22 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
 
   if (ctx.mode == CollectiveMode::Detailed) {
     for (int step = 0; step < steps; ++step) {
-      auto paced = pace(group, index, step_bytes);
+      auto kernel_pace = pace(group, index, step_bytes);
       auto send = to_next->put_async(&payload_token, whole_bytes(step_bytes));
       mine->get<int>();
       send->wait();
-      wait_paced(paced);
+      wait_paced(kernel_pace);
       ctx.traffic->record_flow(self, next, step_bytes);
     }
     return;
   }
   // Coarse: all steps as one flow; the other steps' latencies are paid once more each.
   const double total = steps * step_bytes;
-  auto paced = pace(group, index, total);
+  auto kernel_pace = pace(group, index, total);
   auto send = to_next->put_async(&payload_token, whole_bytes(total));
   mine->get<int>();
   send->wait();
-  wait_paced(paced);
+  wait_paced(kernel_pace);
   ctx.traffic->record_flow(self, next, total);
   simgrid::s4u::this_actor::sleep_for((steps - 1) * ctx.traffic->route_latency_s(self, next));
 }
@@ -105,23 +96,23 @@ void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
   auto reduced = simgrid::s4u::Semaphore::create(0);
   auto broadcaster = simgrid::s4u::Actor::create(group.name + " broadcast", self, [&, chunks] {
     std::vector<simgrid::s4u::CommPtr> sends;
-    std::vector<simgrid::s4u::ExecPtr> paced;
+    std::vector<simgrid::s4u::ExecPtr> kernel_paces;
     for (int c = 0; c < chunks; ++c) {
       if (parent < 0)
         reduced->acquire();
       else
         down(index)->get<int>();
       for (int child : children) {
-        paced.push_back(pace(group, index, piece));
+        kernel_paces.push_back(pace(group, index, piece));
         sends.push_back(down(child)->put_async(&payload_token, whole_bytes(piece)));
         ctx.traffic->record_flow(self, group.members[child], piece);
       }
     }
     for (auto& send : sends) send->wait();
-    for (auto& p : paced) wait_paced(p);
+    for (auto& p : kernel_paces) wait_paced(p);
   });
   std::vector<simgrid::s4u::CommPtr> sends;
-  std::vector<simgrid::s4u::ExecPtr> paced;
+  std::vector<simgrid::s4u::ExecPtr> kernel_paces;
   int* received = nullptr;
   for (int c = 0; c < chunks; ++c) {
     std::vector<simgrid::s4u::CommPtr> gets;  // both children's chunk c at once
@@ -131,12 +122,12 @@ void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
       reduced->release();
       continue;
     }
-    paced.push_back(pace(group, index, piece));
+    kernel_paces.push_back(pace(group, index, piece));
     sends.push_back(up(index)->put_async(&payload_token, whole_bytes(piece)));
     ctx.traffic->record_flow(self, group.members[parent], piece);
   }
   for (auto& send : sends) send->wait();
-  for (auto& p : paced) wait_paced(p);
+  for (auto& p : kernel_paces) wait_paced(p);
   broadcaster->join();
 }
 

@@ -1,26 +1,14 @@
 #include "sim/engine/gpu_device.hpp"
+#include "sim/engine/pacing_host.hpp"
 
 #include <algorithm>
 #include <mutex>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/NetZone.hpp>
 
 namespace luwu::sim {
 
-namespace {
-
-// The zone that holds the collective engines: hosts that only execute, never communicate.
-simgrid::s4u::NetZone* engine_zone() {
-  auto* engine = simgrid::s4u::Engine::get_instance();
-  if (auto* zone = engine->netzone_by_name_or_null("gpu-collective-engines")) return zone;
-  auto* zone = simgrid::s4u::create_empty_zone("gpu-collective-engines");
-  zone->set_parent(engine->get_netzone_root());
-  return zone;
-}
-
-}  // namespace
 
 GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline,
                      SmSharing sharing, double network_goodput_Bps)
@@ -35,8 +23,7 @@ GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& 
   const double paced_Bps = (1 - spec_.collective_bandwidth_drop) * network_goodput_Bps;
   // Between GEMMs the engine must never be what limits a collective: it runs at the HBM's rate.
   if (spec_.collective_bandwidth_drop > 0 && paced_Bps > 0 && paced_Bps < spec_.hbm_Bps) {
-    engine_ = engine_zone()->create_host(host->get_name() + "/collective-engine", std::vector<double>{spec_.hbm_Bps, paced_Bps});
-    engine_->seal();
+    engine_ = make_pacing_host(host->get_name() + "/collective-engine", {spec_.hbm_Bps, paced_Bps});
   }
 }
 

@@ -14,6 +14,10 @@
 // {0, 1, true} is strictly serial: read, update, write back, then the next unit.
 // read_rate_cap_Bps / write_rate_cap_Bps > 0 bound each read and write-back stream as the
 // swapper's I/O queue does (request size and queue depth, models/storage.hpp's Little's law).
+// With a memory bus (set_memory_bus: a pacing host whose speed is the host's DRAM bandwidth,
+// sim/engine/pacing_host.hpp), every read and write-back also moves its bytes through DRAM and
+// every update its `update_memory_bytes`, so the stages, and whatever else the host's DRAM
+// serves meanwhile, share its bandwidth.
 // The same stages carry other work of the host in order (LuWu accumulates earlier micro-batches'
 // gradients on the update stage).
 // With `lanes` > 0 the stages do not overlap within a unit's lane (layer-centric pipelining, LuWu's
@@ -28,6 +32,7 @@
 
 #include <simgrid/s4u/Actor.hpp>
 
+#include "sim/engine/pacing_host.hpp"
 #include "sim/engine/stream.hpp"
 #include "sim/engine/traffic_meter.hpp"
 #include "sim/engine/transfers.hpp"
@@ -59,18 +64,21 @@ class OutOfCorePipeline {
                                                 "optimizer", host, timeline));
   }
 
+  void set_memory_bus(simgrid::s4u::Host* bus) { bus_ = bus; }
+
   // Unit k: read `read_bytes` of state from the disks, run `update_s` seconds on the host's
-  // processor once `inputs` are done, write `write_bytes` back.  Returns the write-back's completion.
+  // processor once `inputs` are done (moving `update_memory_bytes` through the memory bus, if
+  // any), write `write_bytes` back.  Returns the write-back's completion.
   CompletionPtr add_unit(const std::string& label, double read_bytes, double update_s, double write_bytes,
-                         std::vector<CompletionPtr> inputs = {}) {
+                         std::vector<CompletionPtr> inputs = {}, double update_memory_bytes = 0) {
     const std::size_t k = updated_.size();
     if (!lanes_.empty()) {
       auto done = lanes_[k % lanes_.size()]->enqueue(
           "layer " + label,
-          [this, read_bytes, update_s, write_bytes] {
-            read_striped(disks_, read_bytes, traffic_, policy_.read_rate_cap_Bps);
-            simgrid::s4u::this_actor::sleep_for(update_s);
-            write_striped(disks_, write_bytes, traffic_, policy_.write_rate_cap_Bps);
+          [this, read_bytes, update_s, write_bytes, update_memory_bytes] {
+            read(read_bytes);
+            paced(bus_, update_memory_bytes, [update_s] { simgrid::s4u::this_actor::sleep_for(update_s); });
+            write(write_bytes);
           },
           std::move(inputs));
       updated_.push_back(done);
@@ -81,12 +89,14 @@ class OutOfCorePipeline {
     const std::size_t ahead = static_cast<std::size_t>(policy_.read_ahead);
     auto state = read_.enqueue(
         "read state " + label,
-        [this, read_bytes] { read_striped(disks_, read_bytes, traffic_, policy_.read_rate_cap_Bps); },
+        [this, read_bytes] { read(read_bytes); },
         k >= ahead + 1 ? released_[k - ahead - 1] : std::vector<CompletionPtr>{});
     inputs.push_back(state);
     if (k >= 1) inputs.insert(inputs.end(), released_[k - 1].begin(), released_[k - 1].end());
     updated_.push_back(update_.enqueue(
-        "update " + label, [this, update_s] { execute_on(host_, update_s); }, std::move(inputs)));
+        "update " + label,
+        [this, update_s, update_memory_bytes] { paced(bus_, update_memory_bytes, [&] { execute_on(host_, update_s); }); },
+        std::move(inputs)));
     written_.push_back(write_back("write state " + label, write_bytes, updated_.back()));
     // When the update stage is done with unit k (see above).
     std::vector<CompletionPtr> released{updated_.back()};
@@ -97,16 +107,27 @@ class OutOfCorePipeline {
   }
 
   // Work on the update stage between units, in order (e.g. accumulating a gradient).
-  CompletionPtr add_update_work(const std::string& label, double seconds, std::vector<CompletionPtr> deps) {
-    return update_.enqueue(label, [this, seconds] { execute_on(host_, seconds); }, std::move(deps));
+  CompletionPtr add_update_work(const std::string& label, double seconds, std::vector<CompletionPtr> deps,
+                                double memory_bytes = 0) {
+    return update_.enqueue(
+        label, [this, seconds, memory_bytes] { paced(bus_, memory_bytes, [&] { execute_on(host_, seconds); }); },
+        std::move(deps));
   }
 
   // Done when every unit added so far is written back.
   std::vector<CompletionPtr> write_backs() const { return written_; }
 
  private:
+  // SSD -> DRAM and DRAM -> SSD, through the memory bus when there is one.
+  void read(double bytes) {
+    paced(bus_, bytes, [&] { read_striped(disks_, bytes, traffic_, policy_.read_rate_cap_Bps); });
+  }
+  void write(double bytes) {
+    paced(bus_, bytes, [&] { write_striped(disks_, bytes, traffic_, policy_.write_rate_cap_Bps); });
+  }
+
   CompletionPtr write_back(std::string label, double bytes, CompletionPtr updated) {
-    auto write = [this, bytes] { write_striped(disks_, bytes, traffic_, policy_.write_rate_cap_Bps); };
+    auto write = [this, bytes] { this->write(bytes); };
     if (policy_.serial_writes) return write_.enqueue(std::move(label), write, {std::move(updated)});
     auto done = make_completion();
     simgrid::s4u::Actor::create("optimizer state write-back", host_, [write, updated, done] {
@@ -118,6 +139,7 @@ class OutOfCorePipeline {
   }
 
   simgrid::s4u::Host* host_;
+  simgrid::s4u::Host* bus_ = nullptr;
   std::vector<simgrid::s4u::Disk*> disks_;
   OutOfCorePolicy policy_;
   TrafficMeter& traffic_;

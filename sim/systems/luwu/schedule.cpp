@@ -10,6 +10,7 @@
 #include "models/gpu_update_engine.hpp"
 #include "models/host.hpp"
 #include "sim/engine/countdown.hpp"
+#include "sim/engine/pacing_host.hpp"
 #include "sim/engine/stream.hpp"
 #include "sim/systems/checkpoint_offload.hpp"
 #include "sim/systems/in_switch_aggregation.hpp"
@@ -78,6 +79,10 @@ class LuwuSchedule : public Schedule {
         "optnode", node_, env.roles.optimizer_ssds,
         OutOfCorePolicy{.read_ahead = settings.state_prefetch_layers, .write_buffers = 0, .serial_writes = true, .lanes = lanes}, env.traffic,
         tl, update_gpu_ ? "gpu" : "cpu");
+    // The node's DRAM serves every step at once: SSD reads and write-backs, the parameters going
+    // out to the NIC, the gradients coming in, and the update's own reads and writes.
+    memory_bus_ = make_pacing_host("optnode/memory bus", {env.hw.optimizer_node->dram.achieved_Bps()});
+    node_pipeline_->set_memory_bus(memory_bus_);
 
     // Streams take work from actors only, so the node's pipeline is laid out by one.
     updates_done_ = make_completion();
@@ -168,9 +173,11 @@ class LuwuSchedule : public Schedule {
       // In forward only parameters flow; otherwise gradients stream the other way at once.
       const Caps& caps = op.kind == OpKind::Forward ? alone_ : both_;
       for (int c = 0; c < aggregation_.pieces(); ++c) {
-        if (placement_.param_ssd_share > 0)
-          read_striped(env_.roles.optimizer_ssds, piece * placement_.param_ssd_share, env_.traffic);
-        transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps);
+        if (placement_.param_ssd_share > 0) {
+          const double from_ssd = piece * placement_.param_ssd_share;
+          paced(memory_bus_, from_ssd, [&] { read_striped(env_.roles.optimizer_ssds, from_ssd, env_.traffic); });
+        }
+        paced(memory_bus_, piece, [&] { transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps); });
         for (int r = 0; r < world_; ++r)
           simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece, rate = caps.worker_pull_Bps] {
             GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
@@ -186,7 +193,7 @@ class LuwuSchedule : public Schedule {
   // Every worker's piece of a gradient is in the switch: it forwards the sum to the node.
   void forward_to_node(std::size_t round, double piece) {
     forward_stream_->enqueue("aggregate " + round_label_[round], [this, round, piece] {
-      transfer(switch_, node_, piece, env_.traffic, both_.node_pull_Bps);
+      paced(memory_bus_, piece, [&] { transfer(switch_, node_, piece, env_.traffic, both_.node_pull_Bps); });
       gradient_at_node_[round]->arrive();
     });
   }
@@ -206,7 +213,7 @@ class LuwuSchedule : public Schedule {
       const std::string label = trace_.layers[op.layer].name;
       if (op.micro_step < last) {
         // fp32 accumulator += aggregate: read both, write one, over the node's DRAM.
-        node_pipeline_->add_update_work("accumulate " + label, params * 3 * 4 / host.dram.achieved_Bps(), {gradient});
+        node_pipeline_->add_update_work("accumulate " + label, 0, {gradient}, params * 3 * 4);
         continue;
       }
       const double state_on_ssd = params * cost.state_bytes_per_param * placement_.state_ssd_share;
@@ -215,11 +222,18 @@ class LuwuSchedule : public Schedule {
       // On the CPU, the update's own threads bound it too when the node's profile gives their rate.
       const auto& rates = host.thread_rates;
       const double threads_s = rates && update_threads_ > 0 ? params / (update_threads_ * rates->adam_params_per_s) : 0;
-      // The SSD part is the disk I/O; the DRAM streaming happens whichever engine updates.
-      const double update_s =
-          update_gpu_ ? std::max(t.dram_s, models::gpu_update_times(params, cost, update_gpu_->first, update_gpu_->second).total_s)
-                      : std::max({t.dram_s, t.compute_s, threads_s});
-      node_pipeline_->add_unit(label, state_on_ssd, update_s, state_on_ssd, {gradient});
+      // The SSD part is the disk I/O.  On the CPU the update's DRAM traffic goes over the node's
+      // memory bus, shared with the other steps; the gpu engine's stays in its model (the PCIe
+      // staging bounds it there).
+      if (update_gpu_) {
+        const double update_s =
+            std::max(t.dram_s, models::gpu_update_times(params, cost, update_gpu_->first, update_gpu_->second).total_s);
+        node_pipeline_->add_unit(label, state_on_ssd, update_s, state_on_ssd, {gradient});
+      } else {
+        const double update_bytes = params * (cost.bytes_read_per_param + cost.bytes_written_per_param);
+        node_pipeline_->add_unit(label, state_on_ssd, std::max(t.compute_s, threads_s), state_on_ssd, {gradient},
+                                 update_bytes);
+      }
     }
     for (const auto& written : node_pipeline_->write_backs()) written->wait();
     updates_done_->set();
@@ -244,6 +258,7 @@ class LuwuSchedule : public Schedule {
   int update_threads_ = 0;  // the update step's threads (0: the node's whole CPU)
   std::unique_ptr<Stream> forward_stream_;
   std::unique_ptr<OutOfCorePipeline> node_pipeline_;
+  simgrid::s4u::Host* memory_bus_ = nullptr;  // the node's DRAM bandwidth (sim/engine/pacing_host.hpp)
   CompletionPtr updates_done_;
 };
 
