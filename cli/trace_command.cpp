@@ -66,7 +66,7 @@ int run_show(const std::string& file, bool json) {
   const double e = bytes_per_element(t.training.dtype);
   std::uint64_t grad_bytes = 0;
   for (const auto& op : t.ops) grad_bytes += op.grad_bytes;
-  std::cout << fmt::format("trace {} (format version {})\n", file, Trace::kVersion);
+  std::cout << fmt::format("trace {}\n", file);
   std::cout << fmt::format("model            {}: {} blocks, hidden {}, {} heads ({} kv), FFN {} {}, vocab {}\n",
                            t.model.name, t.model.layers, t.model.hidden, t.model.heads, t.model.kv_heads,
                            t.model.ffn_hidden, to_string(t.model.ffn_kind), t.model.vocab);
