@@ -2,7 +2,7 @@
 // document; this one goes on to run every system of a scenario that loads, as `luwusim run` does,
 // so that extreme but accepted values (latencies, rates, counts, settings) reach the models and
 // the engine.  Whatever a scenario asks past the fuzzer's small budget is skipped, not simulated:
-// up to 8 GPUs, 4,000 kernels and 3 systems per input (each input must stay well under the CI
+// up to 8 GPUs, 20,000 kernels and 3 systems per input (each input must stay well under the CI
 // run's 20 s per-input limit under the sanitizers).  A simulation that fails
 // (an exception other than an input error, a crashed child, a rank that never finishes) is a
 // finding.
@@ -18,9 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto gpus = scenario.topology.gpus().size();
     auto one = scenario.training;
     one.grad_accum = 1;
-    const auto kernels = luwu::workloads::generate_trace(scenario.model, one).ops.size() *
+    const auto kernels = luwu::workloads::generate_trace(scenario.model, one).kernel_count() *
                          static_cast<std::size_t>(scenario.training.grad_accum) * gpus;
-    if (gpus > 8 || kernels > 4'000 || scenario.systems.size() > 3) return;
+    if (gpus > 8 || kernels > 20'000 || scenario.systems.size() > 3) return;
     luwu::sim::run_scenario(scenario, {});
   });
 }

@@ -20,6 +20,12 @@ std::uint64_t Trace::total_params() const {
   return sum;
 }
 
+std::uint64_t Trace::kernel_count() const {
+  std::uint64_t n = 0;
+  for (const auto& op : ops) n += kernels_of(op).size();
+  return n;
+}
+
 double Trace::flops_per_iteration() const {
   double sum = 0;
   for (const auto& op : ops) sum += op.flops;

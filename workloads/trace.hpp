@@ -63,7 +63,8 @@ struct Trace {
   double flops_of(OpKind kind) const;      // sum over ops of one kind
   double tokens_per_iteration() const;     // micro_batch * seq_len * grad_accum, this worker
   std::uint64_t param_bytes() const;       // total_params() at dtype
-  std::uint64_t peak_activation_bytes() const;  // highest running sum of saved - freed over the ops
+  std::uint64_t peak_activation_bytes() const;
+  std::uint64_t kernel_count() const;      // kernels the ops launch, in all  // highest running sum of saved - freed over the ops
 };
 
 // Throws std::invalid_argument when the training config does not fit the model or luwusim's

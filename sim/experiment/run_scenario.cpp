@@ -18,17 +18,19 @@ void check_simulation_budget(const Scenario& scenario) {
   if (gpus > kMaxSimulatedGpus)
     throw InputError(scenario.file, "$.cluster",
                      fmt::format("{} GPUs: luwusim simulates at most {} GPUs in one process", gpus, kMaxSimulatedGpus));
-  // Every rank replays every op of its trace: one micro-batch's ops, grad_accum times, per GPU.
+  // Every rank replays every kernel of its trace: one micro-batch's, grad_accum times, per GPU.
   workloads::TrainingConfig one_micro_batch = scenario.training;
   one_micro_batch.grad_accum = 1;
-  const auto ops = static_cast<long double>(workloads::generate_trace(scenario.model, one_micro_batch).ops.size());
-  const long double kernels = ops * scenario.training.grad_accum * gpus;
+  const auto per_micro_batch =
+      static_cast<long double>(workloads::generate_trace(scenario.model, one_micro_batch).kernel_count());
+  const long double kernels = per_micro_batch * scenario.training.grad_accum * gpus;
   if (kernels > kMaxSimulatedKernels)
     throw InputError(scenario.file, "$.training.grad_accum",
-                     fmt::format("{} ops per micro-batch x grad_accum {} x {} GPUs = {:.3g} kernels to simulate, "
+                     fmt::format("{} kernels per micro-batch x grad_accum {} x {} GPUs = {:.3g} kernels to simulate, "
                                  "over the budget of {:.0e}",
-                                 static_cast<double>(ops), scenario.training.grad_accum, static_cast<double>(gpus),
-                                 static_cast<double>(kernels), static_cast<double>(kMaxSimulatedKernels)));
+                                 static_cast<double>(per_micro_batch), scenario.training.grad_accum,
+                                 static_cast<double>(gpus), static_cast<double>(kernels),
+                                 static_cast<double>(kMaxSimulatedKernels)));
 }
 
 ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {

@@ -22,9 +22,10 @@ struct RunOptions {
   std::function<void(const std::string&)> progress;  // one line per step, for stderr
 };
 
-// Kernels one simulation may replay (ops per rank x ranks): the paper scenario replays 2,400, 1,024
-// GPUs of GPT-3 1.3B 80,000; 10 million take minutes and gigabytes.  Past it, and past
-// kMaxSimulatedGpus, a scenario is refused before anything is simulated (InputError at its path).
+// Kernels one simulation may replay (the trace's kernels per rank x ranks): the paper scenario
+// replays about 24,000 (8 x 2,980), 1,024 GPUs of GPT-3 1.3B about 770,000; 10 million take
+// minutes and gigabytes.  Past it, and past kMaxSimulatedGpus, a scenario is refused before
+// anything is simulated (InputError at its path).
 inline constexpr long double kMaxSimulatedKernels = 1e7;
 void check_simulation_budget(const Scenario& scenario);
 
