@@ -172,12 +172,12 @@ class LuwuSchedule : public Schedule {
       const double start = simgrid::s4u::Engine::get_clock();
       // In forward only parameters flow; otherwise gradients stream the other way at once.
       const Caps& caps = op.kind == OpKind::Forward ? alone_ : both_;
+      // The layer's bytes through the node's DRAM (from SSD in, out to the NIC), alongside its pieces.
+      auto dram = start_paced(memory_bus_, static_cast<double>(op.param_bytes) * (1 + placement_.param_ssd_share));
       for (int c = 0; c < aggregation_.pieces(); ++c) {
-        if (placement_.param_ssd_share > 0) {
-          const double from_ssd = piece * placement_.param_ssd_share;
-          paced(memory_bus_, from_ssd, [&] { read_striped(env_.roles.optimizer_ssds, from_ssd, env_.traffic); });
-        }
-        paced(memory_bus_, piece, [&] { transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps); });
+        if (placement_.param_ssd_share > 0)
+          read_striped(env_.roles.optimizer_ssds, piece * placement_.param_ssd_share, env_.traffic);
+        transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps);
         for (int r = 0; r < world_; ++r)
           simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece, rate = caps.worker_pull_Bps] {
             GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
@@ -185,6 +185,7 @@ class LuwuSchedule : public Schedule {
             delivered_[r][k]->arrive();
           });
       }
+      wait_paced(dram);
       env_.timeline.add("optnode", "parameter send", "params " + op_label(trace_, op), "communication", start,
                         simgrid::s4u::Engine::get_clock());
     }
