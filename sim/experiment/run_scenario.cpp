@@ -53,6 +53,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   const Hardware& hardware = scenario.hardware;
   const int workers = static_cast<int>(scenario.topology.gpus().size());
   SimulationOptions sim_options{scenario.collective_mode(), options.record_timeline};
+  sim_options.routing = scenario.routing;
 
   ScenarioRun run;
   run.summary = {{"name", scenario.name},
@@ -69,7 +70,8 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                  {"tokens_per_iteration", trace.tokens_per_iteration() * workers},
                  {"flops_per_iteration_per_gpu", trace.flops_per_iteration()},
                  {"cluster", scenario.cluster},
-                 {"collective_mode", sim_options.mode == CollectiveMode::Detailed ? "detailed" : "coarse"}};
+                 {"collective_mode", sim_options.mode == CollectiveMode::Detailed ? "detailed" : "coarse"},
+                 {"routing", scenario.routing == topologies::RouteChoice::EcmpHash ? "ecmp" : "single-path"}};
   int i = 0;
   for (const auto& s : systems) {
     say(fmt::format("[{}/{}] simulating {}", ++i, systems.size(), s->label()));

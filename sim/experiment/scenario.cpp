@@ -301,8 +301,13 @@ Scenario scenario_from_json(const JsonNode& root) {
 
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");
-    sim.only_keys({"mode"});
+    sim.only_keys({"mode", "routing"});
     if (sim.has("mode")) s.mode = sim.at("mode").as_choice(mode_choices(), "simulation mode");
+    if (sim.has("routing"))
+      s.routing = sim.at("routing").as_choice(
+          Choices<topologies::RouteChoice>{{"ecmp", topologies::RouteChoice::EcmpHash},
+                                           {"single-path", topologies::RouteChoice::Shortest}},
+          "routing");
   }
   return s;
 }

@@ -35,6 +35,7 @@
 
 #include "common/json_input.hpp"
 #include "sim/engine/collectives.hpp"
+#include "topologies/lowering.hpp"
 #include "sim/engine/hardware.hpp"
 #include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
@@ -58,6 +59,7 @@ struct Scenario {
   luwu::Json cluster = luwu::Json::object();  // as written, for the record
   std::vector<SystemPtr> systems;
   ModeChoice mode = ModeChoice::Auto;
+  topologies::RouteChoice routing = topologies::RouteChoice::EcmpHash;  // simulation.routing
 
   // Auto: every ring step a flow up to kDetailedMaxGpus GPUs, coarse beyond (see collectives.hpp).
   static constexpr int kDetailedMaxGpus = 64;

@@ -27,7 +27,9 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
                                     const SimulationOptions& options) {
   const models::GpuSpec& gpu_spec = hardware.gpu;
   auto engine = make_engine();
-  auto platform = topologies::lower_to_simgrid(topo, *engine);
+  topologies::LoweringOptions lowering;
+  lowering.route_choice = options.routing;
+  auto platform = topologies::lower_to_simgrid(topo, *engine, lowering);
 
   const ClusterRoles roles = roles_of(topo, platform);
   const int world = roles.world();

@@ -3,6 +3,7 @@
 // system's schedule, on the SimGrid platform lowered from the topology.  Each call runs in its own
 // process (SimGrid allows one engine per process).
 #include "sim/engine/collectives.hpp"
+#include "topologies/lowering.hpp"
 #include "sim/engine/hardware.hpp"
 #include "sim/experiment/result.hpp"
 #include "sim/systems/system.hpp"
@@ -21,6 +22,10 @@ struct SimulationOptions {
   bool record_timeline = false;
   // Off only for benchmarks of the simulator itself, which time configurations that would not fit.
   bool check_memory = true;
+  // How switches pick among equal-cost routes: ECMP, a fixed hash of the flow's endpoints (what
+  // fabric switches do), or always the lowest-numbered route (single-path).  One route only in a
+  // star or a single server: the same there.
+  topologies::RouteChoice routing = topologies::RouteChoice::EcmpHash;
 };
 
 // A configuration that cannot run (it does not fit in GPU memory, the cluster lacks a part the
