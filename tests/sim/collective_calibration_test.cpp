@@ -35,7 +35,7 @@ double simulate_on_star(int n, double bytes, double a, double b, CollectiveMode 
     }
     zone->seal();
     auto* meter = new TrafficMeter();
-    CommGroup group{"world", hosts};
+    CommGroup group{"world", hosts, {}};  // no collective engines: nothing paces the steps
     CollectiveContext ctx{mode, meter};
     for (int i = 0; i < n; ++i)
       sg::Actor::create("rank" + std::to_string(i), hosts[i], [=] { collective(group, i, bytes, ctx); });
