@@ -1,5 +1,4 @@
 #include "sim/engine/gpu_device.hpp"
-#include "sim/engine/pacing_host.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -7,8 +6,9 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
-namespace luwu::sim {
+#include "sim/engine/pacing_host.hpp"
 
+namespace luwu::sim {
 
 GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline,
                      SmSharing sharing, double network_goodput_Bps)
@@ -58,10 +58,6 @@ void GpuDevice::run_kernel(const std::string& label, const std::string& category
 void GpuDevice::run_kernels(const std::string& label, const std::vector<KernelRun>& kernels) {
   for (const auto& k : kernels)
     run_kernel(label + ": " + k.kernel->name, "compute", k.seconds, k.sm_share, k.is_gemm, &times_.compute_s);
-}
-
-void GpuDevice::compute(const std::string& label, double seconds) {
-  run_kernel(label, "compute", seconds, 1.0, true, &times_.compute_s);
 }
 
 void GpuDevice::optimizer_step(const std::string& label, double seconds) {

@@ -67,8 +67,6 @@ class GpuDevice {
 
   // Runs an op's kernels in order (called from the rank's actor).
   void run_kernels(const std::string& label, const std::vector<KernelRun>& kernels);
-  // One kernel of `seconds` that fills the GPU (work not taken from a trace).
-  void compute(const std::string& label, double seconds);
   // The optimizer step as a kernel on this GPU.
   void optimizer_step(const std::string& label, double seconds);
   // Blocks the compute stream until `done`; the wait is charged to `cause`.
