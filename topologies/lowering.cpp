@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "topologies/lowering.hpp"
 
 #include <stdexcept>
@@ -44,17 +45,51 @@ struct RouteCache {
   std::vector<LinkImpl*> up, down;         // by link index
   std::unordered_map<std::uint64_t, Cached> cache;
 
-  std::vector<Edge> graph_route(Vertex from, Vertex to) const {
-    if (choice == RouteChoice::Shortest) return shortest_route(topo, from, to);
-    auto routes = ecmp_routes(topo, from, to, ecmp_max_paths);
-    // splitmix64 of the ordered pair: a fixed hash, so the pick is the same in every run.
-    std::uint64_t x = (static_cast<std::uint64_t>(from) << 32) ^ static_cast<std::uint64_t>(to);
+  // A GPU's traffic that leaves its server goes out and in through the GPU's own NIC (NCCL binds
+  // each rank to its NIC; Topology::nic_of), even where another NIC on the same PCIe switch is as
+  // few hops away; only between the NICs do switches choose among equal-cost routes.
+  std::vector<Edge> graph_route(Vertex from, Vertex to) {
+    std::vector<Edge> direct = fabric_route(from, to, from, to);
+    const auto visited = route_vertices(topo, from, direct);
+    const bool leaves_server = std::any_of(visited.begin(), visited.end(), [&](Vertex v) {
+      return topo[v].kind == VertexKind::Nic || topo[v].kind == VertexKind::SmartNic;
+    });
+    if (!leaves_server) return direct;
+    const Vertex out = own_nic(from), in = own_nic(to);
+    if (out == from && in == to) return direct;
+    std::vector<Edge> route = shortest_route(topo, from, out);
+    for (Edge e : fabric_route(out, in, from, to)) route.push_back(e);
+    for (Edge e : shortest_route(topo, in, to)) route.push_back(e);
+    return route;
+  }
+
+  // Between a and b: the deterministic shortest route, or under ECMP one of the minimum-hop
+  // routes picked by a fixed hash of the flow's endpoints (splitmix64 of the ordered pair), the
+  // same in every run.
+  std::vector<Edge> fabric_route(Vertex a, Vertex b, Vertex flow_from, Vertex flow_to) const {
+    if (choice == RouteChoice::Shortest) return shortest_route(topo, a, b);
+    auto routes = ecmp_routes(topo, a, b, ecmp_max_paths);
+    std::uint64_t x = (static_cast<std::uint64_t>(flow_from) << 32) ^ static_cast<std::uint64_t>(flow_to);
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     x ^= x >> 31;
     return routes.at(x % routes.size());
   }
+
+  // The NIC a GPU's traffic uses; any other vertex is its own way out.
+  Vertex own_nic(Vertex v) {
+    if (topo[v].kind != VertexKind::Gpu) return v;
+    auto it = nic_of_gpu.find(v);
+    if (it != nic_of_gpu.end()) return it->second;
+    Vertex nic = v;
+    try {
+      nic = topo.nic_of(v);
+    } catch (const std::exception&) {  // a GPU without a NIC: its shortest route is all there is
+    }
+    return nic_of_gpu.emplace(v, nic).first->second;
+  }
+  std::unordered_map<Vertex, Vertex> nic_of_gpu;
 
   const Cached& route(Vertex from, Vertex to) {
     std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);

@@ -43,7 +43,7 @@ std::map<std::string, double> spine_bytes(topologies::RouteChoice routing) {
 
 }  // namespace
 
-TEST_CASE("single-path routing loads one spine; ECMP spreads the flows between leaves over the spines") {
+TEST_CASE("single-path routing loads one spine, and ECMP spreads the flows between leaves over the spines") {
   auto single = spine_bytes(topologies::RouteChoice::Shortest);
   auto ecmp = spine_bytes(topologies::RouteChoice::EcmpHash);
   CAPTURE(single.size());

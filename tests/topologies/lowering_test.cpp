@@ -159,13 +159,25 @@ TEST_CASE("lowering: SimGrid routes are exactly the graph's routes") {
   CHECK(out == "same");
 }
 
-TEST_CASE("lowering: a fat-tree with ECMP hashing uses minimum-hop routes, two prefixes coexist") {
+// A GPU's traffic out of its server goes through its own NIC (NCCL binds each rank to its NIC):
+// from the GPU to nic_of(GPU), `between` the NICs, and from the other NIC to the other GPU.
+std::vector<Edge> via_own_nics(const Topology& t, Vertex a, Vertex b, const std::vector<Edge>& between) {
+  std::vector<Edge> r = shortest_route(t, a, t.nic_of(a));
+  r.insert(r.end(), between.begin(), between.end());
+  for (Edge e : shortest_route(t, t.nic_of(b), b)) r.push_back(e);
+  return r;
+}
+
+TEST_CASE("lowering: a fat-tree's routes leave through each GPU's own NIC, and ECMP picks among the minimum-hop routes between NICs") {
   FatTreeParams p;
   p.servers = 4;
   p.gpus_per_server = 2;
   p.gpus_per_pcie_switch = 2;
   p.leaf_down_ports = 2;
   Topology t = build_fat_tree(p);
+  // Two GPUs share a PCIe switch with two NICs: each has its own (nic_of), though the other NIC is
+  // as few hops away and the plain shortest route would take the lower-numbered one for both.
+  REQUIRE(t.nic_of(t.vertex("gpu6")) != t.nic_of(t.vertex("gpu7")));
   std::string out = in_child([&](sg4::Engine& engine) {
     LoweredPlatform shortest = lower_to_simgrid(t, engine, {.name_prefix = "a/"});
     LoweringOptions o;
@@ -173,17 +185,21 @@ TEST_CASE("lowering: a fat-tree with ECMP hashing uses minimum-hop routes, two p
     o.route_choice = RouteChoice::EcmpHash;
     LoweredPlatform hashed = lower_to_simgrid(t, engine, o);
     std::string diff;
-    for (auto [a, b] : std::vector<std::pair<std::string, std::string>>{
-             {"gpu0", "gpu7"}, {"gpu7", "gpu0"}, {"gpu1", "gpu4"}, {"gpu0", "gpu1"}})
-      diff += compare_route(t, shortest, a, b, shortest_route(t, t.vertex(a), t.vertex(b)));
-    // The hashed pick must be one of the ECMP routes.
+    for (auto [a, b] : std::vector<std::pair<std::string, std::string>>{{"gpu0", "gpu7"}, {"gpu7", "gpu0"}, {"gpu1", "gpu4"}}) {
+      const Vertex va = t.vertex(a), vb = t.vertex(b);
+      diff += compare_route(t, shortest, a, b, via_own_nics(t, va, vb, shortest_route(t, t.nic_of(va), t.nic_of(vb))));
+    }
+    // Inside a server (NVLink) nothing changes.
+    diff += compare_route(t, shortest, "gpu0", "gpu1", shortest_route(t, t.vertex("gpu0"), t.vertex("gpu1")));
+    // The hashed pick must be one of the ECMP routes between the two NICs.
     std::set<std::string> picks;
     for (auto [a, b] : std::vector<std::pair<std::string, std::string>>{{"gpu0", "gpu6"}, {"gpu1", "gpu6"}, {"gpu0", "gpu7"},
                                                                         {"gpu1", "gpu7"}, {"gpu2", "gpu6"}, {"gpu3", "gpu5"}}) {
+      const Vertex va = t.vertex(a), vb = t.vertex(b);
       bool found = false;
-      for (const auto& r : ecmp_routes(t, t.vertex(a), t.vertex(b), 64))
-        found = found || compare_route(t, hashed, a, b, r).empty();
-      if (!found) diff += std::string("hashed route ") + a + "->" + b + " is not an ECMP route\n";
+      for (const auto& r : ecmp_routes(t, t.nic_of(va), t.nic_of(vb), 64))
+        found = found || compare_route(t, hashed, a, b, via_own_nics(t, va, vb, r)).empty();
+      if (!found) diff += std::string("hashed route ") + a + "->" + b + " is not an ECMP route between their NICs\n";
       std::vector<sg4::Link*> links;
       hashed.host(a)->route_to(hashed.host(b), links, nullptr);
       std::string names;
