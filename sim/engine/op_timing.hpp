@@ -4,7 +4,7 @@
 //   attention    flops / (peak(precision) x intensity_efficiency(d)), d = 3 x flops / (2 x bytes / element size):
 //                the same saturating model by arithmetic intensity (a fused kernel moves only Q, K,
 //                V and its output, an unfused one also the scores, workloads/kernels.hpp)
-//   elementwise  bytes / hbm_bandwidth (memory-bound)
+//   elementwise  the roofline: bytes / hbm_bandwidth (no FLOPs counted, so memory-bound)
 // and how much of the GPU each occupies (GpuSpec::kernel_sm_share).
 #include <string>
 #include <vector>
@@ -47,7 +47,7 @@ inline KernelRun kernel_run(const workloads::Kernel& k, const models::GpuSpec& g
         run.seconds = k.flops / (gpu.peak_flops(p) * efficiency);
       }
       break;
-    case workloads::KernelKind::Elementwise: run.seconds = k.bytes / gpu.hbm_Bps; break;
+    case workloads::KernelKind::Elementwise: run.seconds = gpu.roofline_time_s(k.flops, k.bytes, p); break;
   }
   return run;
 }

@@ -49,7 +49,6 @@ struct RankEnv {
   int rank() const { return gpu.rank(); }
   int world() const { return cluster.world(); }
   const workloads::Trace& trace() const { return cluster.trace; }
-  double op_time_s(const workloads::TraceOp& op) const { return sim::op_time_s(cluster.trace, op, gpu.spec()); }
   // Runs the op's kernels on this rank's compute stream.
   void compute(const workloads::TraceOp& op) { gpu.run_kernels(op_label(trace(), op), cluster.kernel_runs(op)); }
   // Adam over `params` parameters whose state is in this GPU's HBM (sim/systems/model_state.hpp).

@@ -7,6 +7,7 @@
 // is reduce-scattered into the local shard.  Then the optimizer steps on the GPU over P/N params.
 #include "sim/systems/zero3/zero3.hpp"
 
+#include <optional>
 #include <vector>
 
 #include "sim/engine/stream.hpp"
@@ -27,8 +28,9 @@ class Zero3Schedule : public Schedule {
     const auto& ops = trace.ops;
     const bool one = settings_.streams.one_stream;
     Stream gather_stream(gpu.name(), one ? "collectives" : "all-gather", "communication", gpu.host(), &env.cluster.timeline);
-    Stream reduce_own(gpu.name(), "reduce-scatter", "communication", gpu.host(), &env.cluster.timeline);
-    Stream& reduce_stream = one ? gather_stream : reduce_own;
+    std::optional<Stream> reduce_own;  // its own stream only when asked for
+    if (!one) reduce_own.emplace(gpu.name(), "reduce-scatter", "communication", gpu.host(), &env.cluster.timeline);
+    Stream& reduce_stream = one ? gather_stream : *reduce_own;
 
     std::vector<CompletionPtr> gathered(ops.size());
     ParamPrefetch prefetch(trace, settings_.prefetch.layers, [&](std::size_t i) {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "models/host.hpp"
@@ -50,8 +51,9 @@ class ZeroInfinitySchedule : public Schedule {
     Stream fetch_stream(gpu.name(), "param fetch (nvme/pcie)", "io", gpu.host(), tl);
     const bool one = settings_.streams.one_stream;
     Stream gather_stream(gpu.name(), one ? "collectives" : "all-gather", "communication", gpu.host(), tl);
-    Stream reduce_own(gpu.name(), "reduce-scatter", "communication", gpu.host(), tl);
-    Stream& reduce_stream = one ? gather_stream : reduce_own;
+    std::optional<Stream> reduce_own;  // its own stream only when asked for
+    if (!one) reduce_own.emplace(gpu.name(), "reduce-scatter", "communication", gpu.host(), tl);
+    Stream& reduce_stream = one ? gather_stream : *reduce_own;
     Stream offload_stream(gpu.name(), "offload to host (pcie)", "io", gpu.host(), tl);
     CheckpointOffload checkpoints(env, settings_.checkpoints, offload_stream, fetch_stream);
 
