@@ -17,8 +17,14 @@ namespace {
 
 struct Dims {
   double T, b, s, h, a, kv, f, V, e;
-  bool swiglu, fused_attention;
+  bool swiglu, fused_attention, biases;
+  std::uint64_t norm_params;
 };
+
+Kernel with_params(Kernel k, double matrix, double bias, bool biases) {
+  k.params = static_cast<std::uint64_t>(matrix + (biases ? bias : 0));
+  return k;
+}
 
 Kernel gemm(std::string name, double m, double n, double k, double e) {
   Kernel g;
@@ -57,19 +63,24 @@ void backward_gemm(std::vector<Kernel>& out, const Kernel& fwd, double e) {
   const double m = static_cast<double>(fwd.gemm.m), n = static_cast<double>(fwd.gemm.n),
                k = static_cast<double>(fwd.gemm.k);
   out.push_back(gemm(fwd.name + " dgrad", m, k, n, e));
+  out.back().params = fwd.params;  // the module's weight is needed from here on
   out.push_back(gemm(fwd.name + " wgrad", k, n, m, e));
 }
 
 std::vector<Kernel> block_forward(const Dims& d) {
   const double up = d.swiglu ? 2 * d.f : d.f;
-  return {elementwise("attention-norm", d.e * 2 * d.T * d.h, d.T * d.h),
-          gemm("qkv", d.T, d.h + 2 * d.kv, d.h, d.e),
+  const double qkv = d.h + 2 * d.kv;
+  Kernel attention_norm = elementwise("attention-norm", d.e * 2 * d.T * d.h, d.T * d.h);
+  Kernel ffn_norm = elementwise("ffn-norm", d.e * 5 * d.T * d.h, d.T * d.h);
+  attention_norm.params = ffn_norm.params = d.norm_params;
+  return {attention_norm,
+          with_params(gemm("qkv", d.T, qkv, d.h, d.e), d.h * qkv, qkv, d.biases),
           attention(d),
-          gemm("attention-out", d.T, d.h, d.h, d.e),
-          elementwise("ffn-norm", d.e * 5 * d.T * d.h, d.T * d.h),
-          gemm("ffn-up", d.T, up, d.h, d.e),
+          with_params(gemm("attention-out", d.T, d.h, d.h, d.e), d.h * d.h, d.h, d.biases),
+          ffn_norm,
+          with_params(gemm("ffn-up", d.T, up, d.h, d.e), d.h * up, up, d.biases),
           elementwise("activation", d.e * (d.swiglu ? 3 : 2) * d.T * d.f, d.T * d.f),
-          gemm("ffn-down", d.T, d.h, d.f, d.e),
+          with_params(gemm("ffn-down", d.T, d.h, d.f, d.e), d.f * d.h, d.h, d.biases),
           elementwise("residual", d.e * 3 * d.T * d.h, d.T * d.h)};
 }
 
@@ -113,17 +124,22 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.e = static_cast<double>(bytes_per_element(t.dtype));
   d.swiglu = m.ffn_kind == FfnKind::SwiGlu;
   d.fused_attention = t.memory_efficient_attention;
+  d.biases = m.biases;
+  d.norm_params = norm_params(m);
 
   std::vector<Kernel> forward;
   switch (layer) {
     case LayerKind::Embedding:
-      // Backward is a scatter-add of the same size, not twice the gather: written out below.
-      if (op == OpKind::Backward) return {elementwise("embedding-grad", d.e * 3 * d.T * d.h, d.T * d.h)};
-      return {elementwise("embedding", d.e * 3 * d.T * d.h, d.T * d.h)};
+      // Backward is a scatter-add of the same size as the gather, not twice it.
+      forward = {elementwise(op == OpKind::Backward ? "embedding-grad" : "embedding", d.e * 3 * d.T * d.h, d.T * d.h)};
+      forward.front().params = embedding_params(m);
+      return forward;
     case LayerKind::Transformer: forward = block_forward(d); break;
     case LayerKind::Head:
       forward = {elementwise("final-norm", d.e * 2 * d.T * d.h, d.T * d.h), gemm("lm-head", d.T, d.V, d.h, d.e),
                  elementwise("cross-entropy", 8 * d.T * d.V, d.T * d.V)};
+      forward[0].params = d.norm_params;
+      forward[1].params = lm_head_matrix_params(m);  // tied or not, the head multiplies by it
       break;
   }
   return op == OpKind::Backward ? backward_of(forward, d) : forward;

@@ -24,6 +24,9 @@
 // forward's bytes.  The embedding is a gather forward and a scatter-add backward (3 T x h
 // elements, no FLOPs); the head is the final norm, the LM-head GEMM T x h by h x V and the fused
 // cross entropy, which reads and writes the fp32 logits (4 T V bytes each way).
+// Sub-modules with parameters (Kernel::params): the two norms (gain, and bias for LayerNorm), QKV,
+// attention-out, FFN up and down (matrix + bias where the model has biases), the embedding table
+// (with learned positions), the final norm and the LM-head matrix (tied or not: the head uses it).
 // The FLOPs of an op's kernels sum to the op's FLOPs (layer_accounting.hpp counts the same
 // matrix multiplies); elementwise kernels add memory traffic the FLOP count leaves out.
 #include <cstdint>
@@ -55,6 +58,11 @@ struct Kernel {
   double bytes = 0;               // HBM bytes read plus written, minimal traffic
   double output_elements = 0;     // elements it writes: its parallelism (how many SMs it can fill)
   GemmShape gemm;                 // GEMMs only (zero otherwise)
+  // Parameters (elements) of the sub-module whose use this kernel begins: its weights must be on
+  // the GPU before it runs (ZeRO-3 gathers them here).  The first kernel of a module in the op's
+  // order carries them (forward: the GEMM or norm; backward: the input-gradient GEMM, whose weight
+  // gradient follows); 0 for every other kernel.  An op's kernels carry the parameters it uses.
+  std::uint64_t params = 0;
 
   bool operator==(const Kernel&) const = default;
 };

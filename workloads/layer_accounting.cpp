@@ -15,10 +15,6 @@ namespace {
 
 using u64 = std::uint64_t;
 
-u64 norm_params(const ModelConfig& m) {
-  return (m.norm == NormKind::LayerNorm ? 2 : 1) * static_cast<u64>(m.hidden);
-}
-
 // Entries of the block's weight matrices (no biases): Q and O are h x h, K and V h x kv_width.
 u64 attention_matrix_params(const ModelConfig& m) {
   const u64 h = m.hidden, kv = m.kv_width();
@@ -37,6 +33,10 @@ u64 block_bias_params(const ModelConfig& m) {
 }
 
 }  // namespace
+
+u64 norm_params(const ModelConfig& m) {
+  return (m.norm == NormKind::LayerNorm ? 2 : 1) * static_cast<u64>(m.hidden);
+}
 
 u64 embedding_params(const ModelConfig& m) {
   const u64 h = m.hidden;

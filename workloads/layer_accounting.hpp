@@ -50,6 +50,7 @@ std::uint64_t embedding_params(const ModelConfig& model);    // tokens (+ learne
 std::uint64_t transformer_block_params(const ModelConfig& model);
 std::uint64_t head_params(const ModelConfig& model);         // final norm (+ LM head when untied)
 std::uint64_t lm_head_matrix_params(const ModelConfig& model);  // vocab x hidden
+std::uint64_t norm_params(const ModelConfig& model);            // gain (+ bias for LayerNorm)
 
 // L + 2 layers in execution order; the training config gives b, s and the element type.
 std::vector<LayerInfo> layer_infos(const ModelConfig& model, const TrainingConfig& training);

@@ -70,6 +70,7 @@ Json kernel_to_json(const Kernel& k) {
          {"bytes", k.bytes},
          {"output_elements", k.output_elements}};
   if (k.kind == KernelKind::Gemm) j["gemm"] = Json{{"m", k.gemm.m}, {"n", k.gemm.n}, {"k", k.gemm.k}};
+  if (k.params > 0) j["params"] = k.params;
   return j;
 }
 
@@ -79,7 +80,7 @@ GemmShape gemm_from_json(const JsonNode& node) {
 }
 
 Kernel kernel_from_json(const JsonNode& node) {
-  node.only_keys({"name", "kind", "flops", "bytes", "output_elements", "gemm"});
+  node.only_keys({"name", "kind", "flops", "bytes", "output_elements", "gemm", "params"});
   Kernel k;
   k.name = node.at("name").as_string();
   k.kind = node.at("kind").as_choice(
@@ -92,6 +93,7 @@ Kernel kernel_from_json(const JsonNode& node) {
   } else if (node.has("gemm")) {
     node.at("gemm").fail("only GEMM kernels have a shape");
   }
+  if (node.has("params")) k.params = as_count(node.at("params"));
   return k;
 }
 
@@ -102,6 +104,17 @@ void check_kernel_flops(const JsonNode& node, const TraceOp& op, const std::vect
   if (std::abs(sum - op.flops) > 1e-9 * std::max(sum, op.flops))
     node.fail("the op's kernels add up to " + std::to_string(sum) + " FLOPs, its \"flops\" says " +
               std::to_string(op.flops));
+}
+
+// Kernels that name their sub-modules' parameters must name all the op uses (checked in elements
+// at the trace's dtype); kernels that name none leave the op one module (sim/systems/param_fetch_plan).
+void check_kernel_params(const JsonNode& node, const TraceOp& op, const std::vector<Kernel>& kernels,
+                         std::uint64_t element_bytes) {
+  std::uint64_t sum = 0;
+  for (const auto& k : kernels) sum += k.params;
+  if (sum > 0 && sum * element_bytes != op.param_bytes)
+    node.fail("the op's kernels name " + std::to_string(sum) + " parameters (" + std::to_string(sum * element_bytes) +
+              " bytes), its \"param_bytes\" says " + std::to_string(op.param_bytes));
 }
 
 TraceOp op_from_json(const JsonNode& node, const Trace& trace, std::int64_t version) {
@@ -128,6 +141,7 @@ TraceOp op_from_json(const JsonNode& node, const Trace& trace, std::int64_t vers
   }
   op.kernels = static_cast<int>(node.at("kernels").as_int(0, static_cast<std::int64_t>(trace.kernel_lists.size()) - 1));
   check_kernel_flops(node.at("flops"), op, trace.kernels_of(op));
+  check_kernel_params(node.at("param_bytes"), op, trace.kernels_of(op), bytes_per_element(trace.training.dtype));
   return op;
 }
 

@@ -55,7 +55,7 @@ void GpuDevice::run_kernel(const std::string& label, const std::string& category
   timeline_->add(name_, "compute", label, category, start, end);
 }
 
-void GpuDevice::run_kernels(const std::string& label, const std::vector<KernelRun>& kernels) {
+void GpuDevice::run_kernels(const std::string& label, std::span<const KernelRun> kernels) {
   for (const auto& k : kernels)
     run_kernel(label + ": " + k.kernel->name, "compute", k.seconds, k.sm_share, k.is_gemm, &times_.compute_s);
 }

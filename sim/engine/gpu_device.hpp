@@ -16,6 +16,7 @@
 //   during them; SimGrid re-shares running activities when the speed changes.
 // Every moment of the compute stream is accounted: computing, or waiting and for what.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,8 +66,8 @@ class GpuDevice {
   // The host that paces this GPU's collective steps, or nullptr when nothing slows them.
   simgrid::s4u::Host* collective_engine() const { return engine_; }
 
-  // Runs an op's kernels in order (called from the rank's actor).
-  void run_kernels(const std::string& label, const std::vector<KernelRun>& kernels);
+  // Runs an op's kernels (or a run of them) in order (called from the rank's actor).
+  void run_kernels(const std::string& label, std::span<const KernelRun> kernels);
   // The optimizer step as a kernel on this GPU.
   void optimizer_step(const std::string& label, double seconds);
   // Blocks the compute stream until `done`; the wait is charged to `cause`.

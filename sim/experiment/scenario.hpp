@@ -6,7 +6,7 @@
 //                 "memory_efficient_attention": false, "dtype": "fp16"},
 //    "cluster": {"topology": "luwu-star" | "dgx" | "fat-tree", <builder arguments>}
 //             | {"topology_file": "path.json"},
-//    "systems": ["ddp", {"name": "zero3", "prefetch_layers": 2}, ...],
+//    "systems": ["ddp", {"name": "zero3", "param_fetch": "layer"}, ...],
 //    "simulation": {"mode": "auto" | "detailed" | "coarse"}}
 // Builder arguments are the fields of topologies/builders.hpp's parameter structs under the same
 // names (workers, servers, gpus_per_server, ...), profiles by role ("gpu", "nic", "switch", ...),

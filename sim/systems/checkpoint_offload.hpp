@@ -51,10 +51,11 @@ class CheckpointOffload {
     return offloaded_[static_cast<std::size_t>(op.layer)];
   }
 
-  // Brings op `i`'s checkpoint back when op `i` is a block's recompute (issue it ahead of time).
+  // Brings op `i`'s checkpoint back when op `i` is a block's recompute (issue it ahead of time;
+  // once: later calls do nothing).
   void fetch_back(std::size_t i) {
     const auto& op = env_.trace().ops[i];
-    if (!enabled_ || op.kind != workloads::OpKind::Recompute) return;
+    if (!enabled_ || op.kind != workloads::OpKind::Recompute || back_[i]) return;
     const auto& layer = env_.trace().layers[static_cast<std::size_t>(op.layer)];
     const double bytes = static_cast<double>(layer.checkpoint_bytes);
     std::vector<CompletionPtr> deps;

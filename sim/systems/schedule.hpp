@@ -51,6 +51,11 @@ struct RankEnv {
   const workloads::Trace& trace() const { return cluster.trace; }
   // Runs the op's kernels on this rank's compute stream.
   void compute(const workloads::TraceOp& op) { gpu.run_kernels(op_label(trace(), op), cluster.kernel_runs(op)); }
+  // Runs kernels [first, last) of the op (a schedule that waits for something between kernels).
+  void compute(const workloads::TraceOp& op, std::size_t first, std::size_t last) {
+    const auto& runs = cluster.kernel_runs(op);
+    if (first < last) gpu.run_kernels(op_label(trace(), op), std::span(runs).subspan(first, last - first));
+  }
   // Adam over `params` parameters whose state is in this GPU's HBM (sim/systems/model_state.hpp).
   double gpu_optimizer_time_s(double params) const;
 };

@@ -86,7 +86,8 @@ Timeline2 run_toy(const Toy& toy) {
           if (i == 0) out->collective_end = sg::Engine::get_clock();
         }, {ready});
         static const luwu::workloads::Kernel gemm{"gemm", luwu::workloads::KernelKind::Gemm, 1, 0, 1e12, {}};
-        gpu.run_kernels("op", {KernelRun{&gemm, kK1, 1.0, true}, KernelRun{&gemm, kK2, 1.0, true}});
+        const std::vector<KernelRun> kernels{KernelRun{&gemm, kK1, 1.0, true}, KernelRun{&gemm, kK2, 1.0, true}};
+        gpu.run_kernels("op", kernels);
         if (i == 0) {
           out->compute_end = sg::Engine::get_clock();
           out->launch_wait = gpu.times().collective_launch_wait_s;

@@ -57,8 +57,17 @@ TEST_CASE("ZeRO-3 model state per GPU is 16 x params / N") {
   REQUIRE(kParams175b % 7 != 0);
   MemoryFootprint f7 = memory_footprint(t, "zero3", 7, k40GB);
   CHECK(f7.gpu_params_bytes + f7.gpu_grads_bytes + f7.gpu_optimizer_bytes == 16 * (kParams175b / 7 + 1));
-  // The working set: two gathered blocks (current + one prefetched), params and grads, 2 B each.
-  CHECK(f8.gpu_buffer_bytes == 2 * 2 * 2 * kBlockParams);
+  // Per layer (FSDP-style): two gathered blocks (current + one prefetched), params and grads, 2 B each.
+  const Json per_layer{{"param_fetch", "layer"}};
+  CHECK(memory_footprint(t, "zero3", 8, k40GB, per_layer).gpu_buffer_bytes == 2 * 2 * 2 * kBlockParams);
+  // Per sub-module (DeepSpeed's defaults): the live budget of 1e9 parameters lets one module of
+  // ~0.6e9 be prefetched beside the current one.  The most live at once: the last block's FFN-down
+  // (4h^2 + h) with the LM-head matrix (50257 h) prefetched beside it (FFN-up and -down, 2 (4h^2 +
+  // h), are fewer).  The norms (2h each, under 1e5) stay on every GPU; the largest layer's
+  // gradient is written whole before its reduce-scatter.
+  const std::uint64_t peak_live = 4 * kH * kH + kH + 50257 * kH;
+  const std::uint64_t norms = (2 * 96 + 1) * 2 * kH;
+  CHECK(f8.gpu_buffer_bytes == 2 * (peak_live + norms + kBlockParams));
 }
 
 TEST_CASE("ZeRO-Offload ZeRO-Infinity and LuWu put model state where systems.md says") {

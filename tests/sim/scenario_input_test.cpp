@@ -111,3 +111,24 @@ TEST_CASE("luwu-star's optimizer_host and optimizer_ssd roles reach the optimize
   j["cluster"]["profiles"] = {{"optimizer_host", "samsung-pm1733"}};
   CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("has kind \"ssd\", expected \"host\""), InputError);
 }
+
+TEST_CASE("a stage-3 system's parameter fetch settings apply only with their policy") {
+  Json j = tiny();
+  j["systems"] = Json::parse(R"([{"name": "zero3", "param_fetch": "layer", "prefetch_layers": 2},
+                                 {"name": "zero-infinity", "max_live_parameters": 2e8, "prefetch_bucket_size": 0}])");
+  CHECK(parse(j).systems.size() == 2);
+  j["systems"] = Json::parse(R"([{"name": "zero3", "prefetch_layers": 2}])");
+  Failure f = failure_of(j);
+  CHECK(f.path == "$.systems[0].prefetch_layers");
+  CHECK(contains(f.what, "applies only with \"param_fetch\": \"layer\""));
+  j["systems"] = Json::parse(R"([{"name": "zero-infinity", "param_fetch": "layer", "max_reuse_distance": 0}])");
+  f = failure_of(j);
+  CHECK(f.path == "$.systems[0].max_reuse_distance");
+  CHECK(contains(f.what, "applies only with \"param_fetch\": \"sub-module\""));
+  j["systems"] = Json::parse(R"([{"name": "zero3", "param_fetch": "submodule"}])");
+  f = failure_of(j);
+  CHECK(f.path == "$.systems[0].param_fetch");
+  CHECK(contains(f.what, "did you mean \"sub-module\""));
+  j["systems"] = Json::parse(R"([{"name": "zero3", "max_live_parameters": 0}])");
+  CHECK(failure_of(j).path == "$.systems[0].max_live_parameters");
+}

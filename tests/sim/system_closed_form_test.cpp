@@ -19,6 +19,10 @@ using namespace luwu;
 using namespace sim_test;
 using workloads::OpKind;
 
+namespace {
+// ZeRO-3 gathering whole layers (FSDP-style), the schedule of the ZeRO paper's closed forms.
+const luwu::Json kPerLayer{{"param_fetch", "layer"}};
+}  // namespace
 
 TEST_CASE("compute only: one worker's iteration is the sum of its kernels plus the optimizer step") {
   auto topo = star(1);
@@ -46,7 +50,7 @@ TEST_CASE("communication only: DDP all-reduces each bucket in turn, ZeRO-3 gathe
   CHECK(ddp.iteration_time_s == doctest::Approx(ddp_expected).epsilon(1e-3).scale(0));
 
   auto z3_trace = synthetic_trace(1, params, 0);
-  auto z3 = sim::simulate_system(z3_trace, topo, hw, *make_system("zero3"), {});
+  auto z3 = sim::simulate_system(z3_trace, topo, hw, *make_system("zero3", kPerLayer), {});
   double gather = sim::ring_all_gather_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps);
   double z3_expected = 3 * gather + gpu_optimizer_s(hw, params / double(n));
   CHECK(z3.iteration_time_s == doctest::Approx(z3_expected).epsilon(1e-3).scale(0));
@@ -78,7 +82,8 @@ TEST_CASE("ZeRO-3 sends 1.5x the bytes per worker of DDP per step (ZeRO paper, s
   auto hw = quiet_hardware(topo);
   auto trace = synthetic_trace(4, 30'000'000, 1e12);
   auto ddp = sim::simulate_system(trace, topo, hw, *make_system("ddp"), {});
-  auto z3 = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
+  // The paper's schedule: parameters gathered in forward and again in backward.
+  auto z3 = sim::simulate_system(trace, topo, hw, *make_system("zero3", kPerLayer), {});
   // DDP: ring all-reduce sends 2 (N-1)/N x 2P bytes per worker.
   CHECK(ddp.sent_bytes_per_worker == doctest::Approx(2.0 * 7 / 8 * 2 * 4 * 30e6).epsilon(1e-9).scale(0));
   CHECK(z3.sent_bytes_per_worker / ddp.sent_bytes_per_worker == doctest::Approx(1.5).epsilon(1e-9).scale(0));
@@ -91,8 +96,8 @@ TEST_CASE("a collective kernel slows the compute it overlaps by the GPU's interf
   hw.gpu.collective_interference = 0.2;
   auto quiet = quiet_hardware(topo);
   auto trace = synthetic_trace(8, 20'000'000, 40e12);
-  auto noisy = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
-  auto calm = sim::simulate_system(trace, topo, quiet, *make_system("zero3"), {});
+  auto noisy = sim::simulate_system(trace, topo, hw, *make_system("zero3", kPerLayer), {});
+  auto calm = sim::simulate_system(trace, topo, quiet, *make_system("zero3", kPerLayer), {});
   // A collective of t seconds that runs entirely under compute leaves the compute (1 - share) t of
   // progress instead of t: the compute finishes share x t later.
   CHECK(noisy.breakdown.compute_s > calm.breakdown.compute_s);

@@ -201,6 +201,48 @@ TEST_CASE("each op launches its layer's kernels: GEMM shapes and FLOPs of GPT-3 
   CHECK(t.kernel_lists.size() == 6);  // embedding, block and head, forward and backward
 }
 
+TEST_CASE("each op's kernels name the sub-modules whose parameters it uses") {
+  // GPT-3 175B: a block's sub-modules are its two LayerNorms (2h each), QKV (3h^2 + 3h), the
+  // attention output (h^2 + h), FFN up (4h^2 + 4h) and down (4h^2 + h): 12h^2 + 13h in all.
+  const std::uint64_t h = 12288, V = 50257;
+  Trace t = generate_trace(gpt3_175b(), training(2, 1024, 1, true));
+  const TraceOp& fwd = t.ops[1];
+  std::vector<std::uint64_t> params;
+  for (const auto& k : t.kernels_of(fwd))
+    if (k.params > 0) params.push_back(k.params);
+  CHECK(params == std::vector<std::uint64_t>{2 * h, 3 * h * h + 3 * h, h * h + h, 2 * h, 4 * h * h + 4 * h, 4 * h * h + h});
+  // Backward meets them in reverse, each at its input-gradient GEMM (or the norm's backward).
+  const TraceOp& bwd = t.ops[t.ops.size() - 2];
+  REQUIRE(bwd.kind == OpKind::Backward);
+  REQUIRE(bwd.layer == 1);
+  std::vector<std::string> names;
+  for (const auto& k : t.kernels_of(bwd))
+    if (k.params > 0) names.push_back(k.name);
+  CHECK(names == std::vector<std::string>{"ffn-down dgrad", "ffn-up dgrad", "ffn-norm backward", "attention-out dgrad",
+                                          "qkv dgrad", "attention-norm backward"});
+  // The head uses the (tied) embedding matrix: its final norm and V x h.
+  const auto& head = t.kernels_of(t.ops[97]);
+  CHECK(head[0].params == 2 * h);
+  CHECK(head[1].params == V * h);
+  // Every op's kernels name exactly the parameters it uses, in bytes at the dtype.
+  for (const auto& op : t.ops) {
+    std::uint64_t sum = 0;
+    for (const auto& k : t.kernels_of(op)) sum += k.params;
+    CHECK(sum * 2 == op.param_bytes);
+  }
+  // They survive the JSON round trip, and a file whose kernels name other counts is rejected there.
+  Json doc = trace_to_json(t);
+  CHECK(trace_from_json(JsonNode(doc, "t.json")).kernel_lists == t.kernel_lists);
+  for (auto& k : doc["kernel_lists"][static_cast<std::size_t>(fwd.kernels)])
+    if (k.contains("params")) k["params"] = k["params"].get<std::uint64_t>() + 1;
+  try {
+    trace_from_json(JsonNode(doc, "t.json"));
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("param_bytes") != std::string::npos);
+  }
+}
+
 TEST_CASE("a version 1 trace (one representative GEMM per op) loads with its layers' kernels") {
   Trace t = generate_trace(*find_catalog_model("gpt3-125m"), training(2, 256, 2, true, DType::Bf16));
   Json old = trace_to_json(t);

@@ -1,10 +1,11 @@
 // ZeRO-3 (DeepSpeed stage 3 / FSDP): parameters, gradients and optimizer state partitioned 1/N.
 //
-// Forward, per layer: all-gather the layer's parameters (issued `prefetch_layers` layers ahead),
-// compute, free.  Backward, per layer: all-gather again (once for recompute and backward), compute,
-// reduce-scatter the gradient, on the same collective stream in issue order unless
-// "collective_streams" is "separate" (gpu_collective.hpp); every micro-batch's gradient
-// is reduce-scattered into the local shard.  Then the optimizer steps on the GPU over P/N params.
+// Forward: each sub-module's parameters are all-gathered before it runs and freed after, prefetched
+// as DeepSpeed's coordinator does (or per layer, FSDP-style: param_fetch_plan.hpp).  Backward:
+// gathered again where they were freed, and each layer's gradient reduce-scattered after its
+// backward, on the same collective stream in issue order unless "collective_streams" is
+// "separate" (gpu_collective.hpp); every micro-batch's gradient is reduce-scattered into the
+// local shard.  Then the optimizer steps on the GPU over P/N params.
 #include "sim/systems/zero3/zero3.hpp"
 
 #include <optional>
@@ -13,14 +14,15 @@
 #include "sim/engine/stream.hpp"
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/model_state.hpp"
-#include "sim/systems/param_prefetch.hpp"
+#include "sim/systems/param_fetch_replay.hpp"
 
 namespace luwu::sim {
 namespace {
 
 class Zero3Schedule : public Schedule {
  public:
-  explicit Zero3Schedule(const Zero3Settings& settings) : settings_(settings) {}
+  Zero3Schedule(const Zero3Settings& settings, const workloads::Trace& trace)
+      : settings_(settings), plan_(plan_param_fetches(trace, settings.fetch)) {}
 
   void run_rank(RankEnv& env) override {
     GpuDevice& gpu = env.gpu;
@@ -32,18 +34,19 @@ class Zero3Schedule : public Schedule {
     if (!one) reduce_own.emplace(gpu.name(), "reduce-scatter", "communication", gpu.host(), &env.cluster.timeline);
     Stream& reduce_stream = one ? gather_stream : *reduce_own;
 
-    std::vector<CompletionPtr> gathered(ops.size());
-    ParamPrefetch prefetch(trace, settings_.prefetch.layers, [&](std::size_t i) {
-      gathered[i] = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zero3-ag",
-                                           static_cast<double>(ops[i].param_bytes), "all-gather " + op_label(trace, ops[i]));
+    const double element = workloads::bytes_per_element(trace.training.dtype);
+    ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
+      const ParamGather& gather = plan_.gathers[g];
+      return ParamFetchReplay::Issued{
+          nullptr, enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zero3-ag",
+                                          static_cast<double>(gather.params) * element,
+                                          "all-gather " + param_use_label(trace, plan_, gather.first_use))};
     });
 
-    CompletionPtr reduced = completed(), params_ready = completed();
+    CompletionPtr reduced = completed();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
-      if (prefetch.before(i)) params_ready = gathered[i];
-      gpu.wait(params_ready, WaitCause::Communication, "all-gather " + op_label(trace, op));
-      env.compute(op);
+      replay.compute(i);
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0)
         reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zero3-rs",
                                          static_cast<double>(op.grad_bytes), "reduce-scatter " + op_label(trace, op));
@@ -55,13 +58,14 @@ class Zero3Schedule : public Schedule {
 
  private:
   Zero3Settings settings_;
+  ParamFetchPlan plan_;
 };
 
 class Zero3 : public System {
  public:
   Zero3(const SystemEntry& entry, Zero3Settings settings) : System(entry), settings_(settings) {}
 
-  // A 1/N shard of parameters, gradients and optimizer state; the gathered layers in flight.
+  // A 1/N shard of parameters, gradients and optimizer state; the gathered parameters in flight.
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     MemoryFootprint f = base_footprint(trace, workers, gpu_memory, false);
     const auto bytes = model_state_bytes(trace.training.dtype);
@@ -69,13 +73,13 @@ class Zero3 : public System {
     f.gpu_params_bytes = bytes.param * shard;
     f.gpu_grads_bytes = bytes.grad * shard;
     f.gpu_optimizer_bytes = bytes.optimizer * shard;
-    f.gpu_buffer_bytes = layer_working_set_bytes(trace, settings_.prefetch.layers);
+    f.gpu_buffer_bytes = gathered_working_set_bytes(trace, settings_.fetch);
     judge_footprint(f, name(), gpu_memory);
     return f;
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
-  std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override {
-    return std::make_unique<Zero3Schedule>(settings_);
+  std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
+    return std::make_unique<Zero3Schedule>(settings_, env.trace);
   }
 
  private:
@@ -86,8 +90,8 @@ class Zero3 : public System {
 
 SystemPtr parse_zero3(const SystemEntry& entry) {
   entry.only_settings(
-      setting_keys({PrefetchSettings::keys(), CollectiveSettings::keys(), CollectiveStreamSettings::keys()}));
-  return std::make_shared<Zero3>(entry, Zero3Settings{PrefetchSettings::parse(entry), CollectiveSettings::parse(entry),
+      setting_keys({ParamFetchSettings::keys(), CollectiveSettings::keys(), CollectiveStreamSettings::keys()}));
+  return std::make_shared<Zero3>(entry, Zero3Settings{ParamFetchSettings::parse(entry), CollectiveSettings::parse(entry),
                                                       CollectiveStreamSettings::parse(entry)});
 }
 

@@ -1,9 +1,10 @@
 // ZeRO-Infinity (DeepSpeed stage 3 with parameters and optimizer state offloaded to NVMe or DRAM).
 //
-// Forward and backward, per layer: each GPU reads its 1/N shard of the layer's fp16 parameters
-// from NVMe into host memory and copies it over its own PCIe (bandwidth-centric partitioning: all
-// PCIe links work in parallel), then the shards are all-gathered over the network; prefetch runs
-// `prefetch_layers` layers ahead.  Backward reduce-scatters each gradient and copies the shard to
+// Forward and backward, per gather of the stage-3 coordinator (param_fetch_plan.hpp: sub-modules,
+// prefetched as DeepSpeed does, or layers): each GPU reads its 1/N shard of the parameters from
+// NVMe into host memory and copies it over its own PCIe (bandwidth-centric partitioning: all PCIe
+// links work in parallel), then the shards are all-gathered over the network.  Backward
+// reduce-scatters each layer's gradient and copies the shard to
 // host memory; all-gathers and reduce-scatters share one collective stream in issue order unless
 // "collective_streams" is "separate" (gpu_collective.hpp).  After backward the CPU optimizer
 // updates the P/N parameters of the rank: it streams fp32 master, m and v from NVMe through DRAM in sub-groups (read -> update -> write
@@ -22,7 +23,7 @@
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/model_state.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
-#include "sim/systems/param_prefetch.hpp"
+#include "sim/systems/param_fetch_replay.hpp"
 #include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
@@ -32,7 +33,8 @@ using Tier = ZeroInfinitySettings::Tier;
 
 class ZeroInfinitySchedule : public Schedule {
  public:
-  ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env) : settings_(settings) {
+  ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env)
+      : settings_(settings), plan_(plan_param_fetches(env.trace, settings.fetch)) {
     if (settings.offload != Tier::Nvme) return;
     for (const auto& r : env.roles.ranks)
       if (r.nvme.empty())
@@ -57,33 +59,33 @@ class ZeroInfinitySchedule : public Schedule {
     Stream offload_stream(gpu.name(), "offload to host (pcie)", "io", gpu.host(), tl);
     CheckpointOffload checkpoints(env, settings_.checkpoints, offload_stream, fetch_stream);
 
-    // A layer's shard comes from NVMe (or DRAM) over this GPU's PCIe, then every shard is gathered.
-    std::vector<CompletionPtr> fetched(ops.size()), gathered(ops.size());
-    ParamPrefetch prefetch(trace, settings_.prefetch.layers, [&](std::size_t i) {
-      const double bytes = static_cast<double>(ops[i].param_bytes);
+    // A gather's shard comes from NVMe (or DRAM) over this GPU's PCIe, then every shard is gathered.
+    // A recompute's checkpoint is brought back when its op's first gather is issued.
+    const double element = workloads::bytes_per_element(trace.training.dtype);
+    ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
+      const ParamGather& gather = plan_.gathers[g];
+      const double bytes = static_cast<double>(gather.params) * element;
       const double shard = bytes / world;
-      fetched[i] = fetch_stream.enqueue("fetch shard " + op_label(trace, ops[i]), [&env, shard, on_nvme, this] {
+      const std::string label = param_use_label(trace, plan_, gather.first_use);
+      ParamFetchReplay::Issued issued;
+      issued.fetched = fetch_stream.enqueue("fetch shard " + label, [&env, shard, on_nvme, this] {
         // The parameter swapper reads through the same aio queue as the optimizer's.
         if (on_nvme) read_striped(env.hosts.nvme, shard, env.cluster.traffic, policy_.read_rate_cap_Bps);
         transfer(env.hosts.cpu, env.gpu.host(), shard, env.cluster.traffic);
       });
-      gathered[i] = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zinf-ag", bytes,
-                                           "all-gather " + op_label(trace, ops[i]), {fetched[i]});
-      checkpoints.fetch_back(i);
+      issued.gathered = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zinf-ag", bytes,
+                                               "all-gather " + label, {issued.fetched});
+      checkpoints.fetch_back(plan_.uses[gather.first_use].op);
+      return issued;
     });
 
-    CompletionPtr offloaded = completed(), params_fetched = completed(), params_ready = completed();
+    CompletionPtr offloaded = completed();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       const std::string label = op_label(trace, op);
-      if (prefetch.before(i)) {
-        params_fetched = fetched[i];
-        params_ready = gathered[i];
-      }
-      gpu.wait(params_fetched, WaitCause::Io, "parameter shard from host " + label);
-      gpu.wait(params_ready, WaitCause::Communication, "all-gather " + label);
+      checkpoints.fetch_back(i);  // when no gather brought it back earlier
       checkpoints.wait_before_compute(i);
-      env.compute(op);
+      replay.compute(i);
 
       if (auto sent = checkpoints.after_compute(i)) offloaded = sent;
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) {
@@ -132,6 +134,7 @@ class ZeroInfinitySchedule : public Schedule {
   }
 
   ZeroInfinitySettings settings_;
+  ParamFetchPlan plan_;
   OutOfCorePolicy policy_;
 };
 
@@ -144,7 +147,7 @@ class ZeroInfinity : public System {
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
     const auto bytes = model_state_bytes(trace.training.dtype);
-    f.gpu_buffer_bytes = layer_working_set_bytes(trace, settings_.prefetch.layers);
+    f.gpu_buffer_bytes = gathered_working_set_bytes(trace, settings_.fetch);
     f.host_bytes_per_worker += (bytes.param + bytes.grad + bytes.optimizer) * shard_params(trace.total_params(), workers) +
                                pinned_buffer_bytes(settings_, trace, workers);
     judge_footprint(f, name(), gpu_memory);
@@ -231,7 +234,7 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   entry.only_settings(setting_keys({{"offload", "sub_group_size", "optimizer_chunk_params", "aio_block_size",
                                      "aio_queue_depth", "pipeline_read", "pipeline_write", "optimizer_buffer_count",
                                      "param_buffer_count", "param_buffer_size"},
-                                    PrefetchSettings::keys(), CheckpointOffloadSettings::keys(),
+                                    ParamFetchSettings::keys(), CheckpointOffloadSettings::keys(),
                                     CollectiveSettings::keys(), CollectiveStreamSettings::keys()}));
   ZeroInfinitySettings s;
   if (entry.has("offload")) s.offload = entry.at("offload").as_choice(Choices<Tier>{{"nvme", Tier::Nvme}, {"dram", Tier::Dram}}, "offload tier");
@@ -246,7 +249,7 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   w.optimizer_buffer_count = static_cast<int>(settings.get_int("optimizer_buffer_count", 4, 1, 1024));
   w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
   w.param_buffer_size = static_cast<double>(settings.get_int("param_buffer_size", 100000000, 1, 1000000000000ll));
-  s.prefetch = PrefetchSettings::parse(entry);
+  s.fetch = ParamFetchSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry);
   s.collectives = CollectiveSettings::parse(entry);
   s.streams = CollectiveStreamSettings::parse(entry);

@@ -6,6 +6,7 @@
 #include "sim/systems/checkpoint_offload.hpp"
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
+#include "sim/systems/param_fetch_plan.hpp"
 #include "sim/systems/system.hpp"
 #include "workloads/trace.hpp"
 
@@ -41,7 +42,7 @@ struct ZeroInfinitySettings {
   // offload_optimizer.device).
   enum class Tier { Nvme, Dram } offload = Tier::Nvme;
   SwapperSettings swapper;
-  PrefetchSettings prefetch;
+  ParamFetchSettings fetch;
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
   CollectiveStreamSettings streams;

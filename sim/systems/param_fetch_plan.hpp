@@ -1,0 +1,83 @@
+#pragma once
+// When the systems that keep no full copy of the model on the GPU (ZeRO-3, ZeRO-Infinity) gather
+// which parameters, under one of two policies:
+//
+//  "sub-module" (the default): DeepSpeed's stage-3 parameter coordinator
+//    (deepspeed/runtime/zero/partitioned_param_coordinator.py, 0.9-0.16).  Each sub-module's
+//    parameters are gathered before the sub-module runs; then, from the recorded order of
+//    parameter uses, further ones are prefetched in one coalesced all-gather of at least one
+//    parameter and until `prefetch_bucket_size` elements, while fewer than
+//    `max_live_parameters` are gathered; after the sub-module they are released unless used again
+//    within `max_reuse_distance` elements of later uses (or already prefetched for a later use).
+//    Sub-modules under `param_persistence_threshold` elements stay whole on every GPU.  The trace
+//    names sub-modules per kernel (workloads/kernels.hpp); an op whose kernels name none is one.
+//    luwusim's unit is the sub-module: a bias goes with its matrix, where DeepSpeed, deciding per
+//    tensor, would keep a small bias persistent; a tied embedding is two sub-modules (the
+//    embedding and the LM head), gathered for each.
+//
+//  "layer": one unit per layer, `prefetch_layers` units ahead (PyTorch FSDP wrapping each
+//    transformer block, the ZeRO-3 paper's "prefetch layer l+1 while layer l computes"); a block's
+//    backward reuses its recompute's gather.
+//
+// The coordinator decides from the recorded order and counts of elements, never from timing, so
+// the plan is made once, before the simulation, and every rank's schedule replays it.  Each
+// micro-step's forward and backward is planned afresh, as DeepSpeed resets its queue per step.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/systems/system_entry.hpp"
+#include "workloads/trace.hpp"
+
+namespace luwu::sim {
+
+struct ParamFetchSettings {
+  enum class Granularity { SubModule, Layer } granularity = Granularity::SubModule;
+  // sub-module: zero_optimization.stage3_* in DeepSpeed's config (defaults from
+  // deepspeed/runtime/zero/config.py), in parameters (elements).
+  double max_live_parameters = 1e9;
+  double prefetch_bucket_size = 5e7;
+  double max_reuse_distance = 1e9;
+  double param_persistence_threshold = 1e5;
+  // layer
+  int prefetch_layers = 1;
+
+  static std::vector<std::string> keys();
+  // Each policy's keys are accepted only with it ("param_fetch": "sub-module" | "layer").
+  static ParamFetchSettings parse(const SystemEntry& entry);
+};
+
+// A kernel that needs a sub-module's parameters on the GPU before it runs.
+struct ParamUse {
+  std::size_t op = 0;
+  std::size_t kernel = 0;  // index in the op's kernel list
+  std::size_t gather = 0;  // the gather that brings them (index into ParamFetchPlan::gathers)
+};
+
+// One coalesced all-gather.
+struct ParamGather {
+  std::size_t issued_at = 0;  // issued when use `issued_at` comes, before its kernel runs
+  std::size_t first_use = 0;  // the first use it serves (for labels)
+  std::uint64_t params = 0;   // elements gathered (the whole parameters, not a shard)
+};
+
+struct ParamFetchPlan {
+  std::vector<ParamUse> uses;         // in execution order
+  std::vector<ParamGather> gathers;   // in issue order
+  std::uint64_t peak_live_params = 0;   // most gathered or in flight at once (persistent ones apart)
+  std::uint64_t persistent_params = 0;  // kept whole on every GPU
+};
+
+ParamFetchPlan plan_param_fetches(const workloads::Trace& trace, const ParamFetchSettings& settings);
+
+// GPU bytes of gathered parameters and of the gradients being written.  "layer": the
+// (1 + prefetch_layers) largest layers' parameters and gradients (layer_working_set_bytes);
+// "sub-module": the plan's peak of live parameters plus the persistent ones, and the largest
+// layer's gradient (a layer's backward writes it whole before the reduce-scatter takes it).
+std::uint64_t gathered_working_set_bytes(const workloads::Trace& trace, const ParamFetchSettings& settings);
+
+// The name of the kernel use `u` feeds and its op (for timeline labels).
+std::string param_use_label(const workloads::Trace& trace, const ParamFetchPlan& plan, std::size_t use);
+
+}  // namespace luwu::sim

@@ -1,0 +1,135 @@
+// The stage-3 parameter coordinator's plan (sim/systems/param_fetch_plan.hpp) against counts
+// derived from the model's sub-modules, and ZeRO-3's traffic under it.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+#include "sim/experiment/simulate.hpp"
+#include "sim/systems/param_fetch_plan.hpp"
+#include "tests/sim/sim_test_support.hpp"
+#include "workloads/model_catalog.hpp"
+
+using namespace luwu;
+using namespace sim_test;
+using sim::ParamFetchSettings;
+using workloads::Trace;
+
+namespace {
+
+Trace gpt3_trace(const char* model, int grad_accum) {
+  workloads::TrainingConfig t;
+  t.micro_batch = 1;
+  t.seq_len = 256;
+  t.grad_accum = grad_accum;
+  t.recompute = true;
+  return workloads::generate_trace(*workloads::find_catalog_model(model), t);
+}
+
+std::uint64_t gathered(const sim::ParamFetchPlan& plan) {
+  std::uint64_t sum = 0;
+  for (const auto& g : plan.gathers) sum += g.params;
+  return sum;
+}
+
+// Parameters the ops use, from the trace's op records (not its kernels).
+std::uint64_t params_used_by_ops(const Trace& t) {
+  std::uint64_t sum = 0;
+  for (const auto& op : t.ops) sum += op.param_bytes / 2;
+  return sum;
+}
+
+// GPT-3's LayerNorms (2h each): two per block and the final one, all under 1e5 parameters.
+std::uint64_t norm_params(const Trace& t) { return (2 * t.model.layers + 1) * 2 * static_cast<std::uint64_t>(t.model.hidden); }
+
+}  // namespace
+
+TEST_CASE("without prefetch or reuse, each sub-module use gathers its own parameters when it comes") {
+  const Trace t = gpt3_trace("gpt3-125m", 2);
+  ParamFetchSettings s;
+  s.param_persistence_threshold = 0;
+  s.max_reuse_distance = 0;
+  SUBCASE("no prefetch bucket") { s.prefetch_bucket_size = 0; }
+  SUBCASE("no live budget left") { s.max_live_parameters = 1; }
+  const auto plan = sim::plan_param_fetches(t, s);
+  REQUIRE(plan.gathers.size() == plan.uses.size());
+  for (std::size_t u = 0; u < plan.uses.size(); ++u) {
+    CHECK(plan.uses[u].gather == u);
+    CHECK(plan.gathers[u].issued_at == u);
+    const auto& op = t.ops[plan.uses[u].op];
+    CHECK(plan.gathers[u].params == t.kernels_of(op)[plan.uses[u].kernel].params);
+  }
+  // Every op's parameters, once per op.
+  CHECK(gathered(plan) == params_used_by_ops(t));
+  CHECK(plan.persistent_params == 0);
+}
+
+TEST_CASE("with DeepSpeed's defaults, a model under max_reuse_distance gathers each sub-module once per micro-step") {
+  // GPT-3 125M: forward to backward of a sub-module spans fewer than 1e9 parameters of uses, so
+  // nothing is released before its last use, and the norms (1536 < 1e5) never move.
+  const Trace t = gpt3_trace("gpt3-125m", 2);
+  const auto plan = sim::plan_param_fetches(t, {});
+  CHECK(plan.persistent_params == norm_params(t));
+  std::uint64_t per_step = 0;  // each layer's params_used, the tied matrix in the embedding and the head
+  for (const auto& l : t.layers) per_step += l.params_used;
+  per_step -= norm_params(t);
+  CHECK(gathered(plan) == 2 * per_step);
+  // At the start of backward all of them are live at once.
+  CHECK(plan.peak_live_params == per_step);
+  // The live budget is never reached, so the prefetcher keeps ahead: only each micro-step's first
+  // sub-module (the embedding) is gathered when its use comes.
+  int on_demand = 0;
+  for (const auto& g : plan.gathers) on_demand += g.issued_at == g.first_use ? 1 : 0;
+  CHECK(on_demand == 2);
+}
+
+TEST_CASE("GPT-3 175B with DeepSpeed's defaults: one sub-module prefetched ahead, backward gathers again") {
+  // h = 12288: QKV 3h^2 + 3h, out h^2 + h, up 4h^2 + 4h, down 4h^2 + h, each over the 5e7 bucket,
+  // so each prefetch takes one sub-module.  Between a block's recompute and its backward, QKV is
+  // 2 (h^2 + h) + 2 (4h^2 + 4h) + 2 (4h^2 + h) > 1e9 parameters away, so it is released and
+  // gathered again; FFN-down is used twice in a row and kept.
+  const Trace t = gpt3_trace("gpt3-175b", 1);
+  const auto plan = sim::plan_param_fetches(t, {});
+  const std::uint64_t h = 12288, qkv = 3 * h * h + 3 * h, out = h * h + h, up = 4 * h * h + 4 * h,
+                      down = 4 * h * h + h;
+  // Per block: forward gathers 4 sub-modules; recompute 4; backward all but FFN-down again.
+  std::uint64_t per_block_gathers = 0;
+  for (const auto& g : plan.gathers) {
+    const auto& op = t.ops[plan.uses[g.first_use].op];
+    if (op.layer == 5) per_block_gathers += g.params;
+  }
+  // Up is 2 x down = 8h^2 + 2h from its recompute use: released, and gathered for backward.
+  CHECK(per_block_gathers == 3 * (qkv + out + up) + 2 * down);
+}
+
+TEST_CASE("per layer, each op that needs parameters gathers them prefetch_layers ops ahead") {
+  const Trace t = gpt3_trace("gpt3-125m", 1);
+  ParamFetchSettings s;
+  s.granularity = ParamFetchSettings::Granularity::Layer;
+  s.prefetch_layers = 2;
+  const auto plan = sim::plan_param_fetches(t, s);
+  // Embedding, 12 blocks, head forward; head and embedding backward, and each block's recompute
+  // (its backward reuses the recompute's gather).
+  CHECK(plan.gathers.size() == 1 + 12 + 1 + 1 + 12 + 1);
+  CHECK(plan.uses.size() == plan.gathers.size() + 12);
+  CHECK(plan.gathers[0].issued_at == 0);
+  CHECK(plan.gathers[2].issued_at == 0);
+  CHECK(plan.gathers[3].issued_at == 1);
+  CHECK(plan.persistent_params == 0);
+}
+
+TEST_CASE("ZeRO-3 with DeepSpeed's defaults on a small model sends (gathered + P) (N-1)/N bytes per worker") {
+  // Each sub-module is all-gathered once (above), each gradient reduce-scattered once; a ring
+  // moves (N-1)/N of a collective's bytes out of each worker.
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  const Trace t = gpt3_trace("gpt3-125m", 1);
+  auto r = sim::simulate_system(t, topo, hw, *make_system("zero3"), {});
+  REQUIRE(r.feasible);
+  std::uint64_t used = 0;
+  for (const auto& l : t.layers) used += l.params_used;
+  const double gathered_bytes = 2.0 * static_cast<double>(used - norm_params(t));
+  const double gradient_bytes = 2.0 * static_cast<double>(t.total_params());
+  CHECK(r.sent_bytes_per_worker ==
+        doctest::Approx((gathered_bytes + gradient_bytes) * (n - 1) / n).epsilon(1e-9).scale(0));
+}
