@@ -4,13 +4,14 @@
 // prefetched as DeepSpeed does, or layers): each GPU reads its 1/N shard of the parameters from
 // NVMe into host memory and copies it over its own PCIe (bandwidth-centric partitioning: all PCIe
 // links work in parallel), then the shards are all-gathered over the network.  Backward
-// reduce-scatters each layer's gradient and copies the shard to
-// host memory; all-gathers and reduce-scatters share one collective stream in issue order unless
-// "collective_streams" is "separate" (gpu_collective.hpp).  After backward the CPU optimizer
-// updates the P/N parameters of the rank: it streams fp32 master, m and v from NVMe through DRAM in sub-groups (read -> update -> write
-// back, in DeepSpeed's order: swapper_policy) and writes the fp16 parameters back for the next
-// iteration.  Optionally, activation checkpoints go to host memory after forward and come back
-// before recompute.
+// reduce-scatters each layer's gradient and copies the shard to host memory; with the optimizer on
+// NVMe the shard then goes, as fp32, to NVMe.  All-gathers and reduce-scatters share one
+// collective stream in issue order unless "collective_streams" is "separate" (gpu_collective.hpp).
+// After backward the CPU optimizer updates the P/N parameters of the rank: on NVMe it streams
+// fp32 master, m, v and gradient through DRAM in sub-groups (read -> update -> write back, in
+// DeepSpeed's order: swapper_policy) and writes the fp16 parameters back for the next iteration.
+// Optionally, activation checkpoints go to host memory after forward and come back before
+// recompute.
 #include "sim/systems/zero_infinity/zero_infinity.hpp"
 
 #include <algorithm>
@@ -30,6 +31,7 @@ namespace luwu::sim {
 namespace {
 
 using Tier = ZeroInfinitySettings::Tier;
+constexpr double kFp32GradientBytes = 4;  // DeepSpeed swaps gradients as fp32 (fp32_partitioned_groups_flat's .grad)
 
 class ZeroInfinitySchedule : public Schedule {
  public:
@@ -79,7 +81,11 @@ class ZeroInfinitySchedule : public Schedule {
       return issued;
     });
 
-    CompletionPtr offloaded = completed();
+    // With the optimizer on NVMe, DeepSpeed swaps each fp32 gradient partition out to NVMe in
+    // backward (stage3.py partition_grads -> optimizer_swapper.swap_out_gradients) and the step
+    // reads it back with its sub-group's state.
+    Stream swap_out_stream(gpu.name(), "gradient swap-out (nvme)", "io", gpu.host(), tl);
+    CompletionPtr offloaded = completed(), swapped_out = completed();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       const std::string label = op_label(trace, op);
@@ -96,9 +102,20 @@ class ZeroInfinitySchedule : public Schedule {
             "gradient shard to host " + label,
             [&env, bytes, world] { transfer(env.gpu.host(), env.hosts.cpu, bytes / world, env.cluster.traffic); },
             {reduced});
+        if (on_nvme && op.micro_step == trace.training.grad_accum - 1) {
+          // The last micro-step's shard, as fp32, to the optimizer's swap files.
+          const double fp32_bytes = bytes / world * 4 / element;
+          swapped_out = swap_out_stream.enqueue(
+              "gradient swap-out " + label,
+              [&env, fp32_bytes, this] {
+                write_striped(env.hosts.nvme, fp32_bytes, env.cluster.traffic, policy_.write_rate_cap_Bps);
+              },
+              {offloaded});
+        }
       }
     }
     gpu.wait(offloaded, WaitCause::Io, "gradient shards to host");
+    gpu.wait(swapped_out, WaitCause::Io, "gradient swap-out to nvme");
     cpu_step(env, static_cast<double>(trace.total_params()) / world);
   }
 
@@ -127,8 +144,10 @@ class ZeroInfinitySchedule : public Schedule {
     const int chunks = static_cast<int>(std::ceil(params / chunk));
     for (int c = 0; c < chunks; ++c) {
       const double size = std::min(chunk, params - c * chunk);
-      swapper.add_unit("sub-group " + std::to_string(c), size * cost.state_bytes_per_param, update_s(size),
-                       size * cost.bytes_written_per_param);
+      // Read: the state and the fp32 gradient swapped out in backward; written: the state and the
+      // 16-bit parameters.
+      swapper.add_unit("sub-group " + std::to_string(c), size * (cost.state_bytes_per_param + kFp32GradientBytes),
+                       update_s(size), size * cost.bytes_written_per_param);
     }
     for (const auto& done : swapper.write_backs()) env.gpu.wait(done, WaitCause::Optimizer, "cpu optimizer");
   }
