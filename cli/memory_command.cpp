@@ -37,6 +37,7 @@ struct MemoryArgs {
   bool offload_checkpoints = false;
   std::string dtype = "fp16";
   int prefetch_layers = -1;  // -1: each system's default
+  std::string param_fetch;   // empty: the systems' default
   bool json = false;
 };
 
@@ -120,6 +121,9 @@ int run_model_memory(const MemoryArgs& a) {
   luwu::Json settings = luwu::Json::object();
   if (a.offload_checkpoints) settings["offload_activation_checkpoints"] = true;
   if (a.prefetch_layers >= 0) settings["prefetch_layers"] = a.prefetch_layers;
+  // Prefetching layers ahead implies gathering per layer for the stage-3 systems.
+  if (!a.param_fetch.empty()) settings["param_fetch"] = a.param_fetch;
+  else if (a.prefetch_layers >= 0) settings["param_fetch"] = "layer";
   const auto names = a.system == "all" ? luwu::sim::system_names() : std::vector<std::string>{a.system};
   const Trace trace = generate_trace(model, training);
   std::vector<Row> rows;
@@ -171,7 +175,11 @@ const bool registered = luwu::cli::register_command(
                    "(offload_activation_checkpoints)");
       app.add_option("--dtype", a->dtype, "fp16, bf16 or fp32")->capture_default_str();
       app.add_option("--prefetch-layers", a->prefetch_layers,
-                     "Layers fetched ahead of the computing one, for the systems that prefetch (default: theirs, 1)");
+                     "Layers fetched ahead of the computing one, for the systems that prefetch (default: theirs, 1); "
+                     "ZeRO-3 and ZeRO-Infinity then gather per layer (--param-fetch layer)");
+      app.add_option("--param-fetch", a->param_fetch,
+                     "How ZeRO-3 and ZeRO-Infinity gather parameters: sub-module (DeepSpeed, their default) or layer "
+                     "(FSDP-style)");
       app.add_flag("--json", a->json, "Print JSON (an object for one system, an array for all)");
       return [a]() -> int {
         if (!a->scenario.empty()) {

@@ -144,6 +144,22 @@ TEST_CASE("memory: DDP of GPT-3 175B does not fit 40 GB (exit 0 and fits false) 
   CHECK(contains(all.out, "GB"));
 }
 
+TEST_CASE("memory: --param-fetch and --prefetch-layers choose how ZeRO-3 gathers") {
+  // GPT-3 175B, h = 12288: per layer, the block being computed and --prefetch-layers blocks ahead,
+  // parameters and gradients at 2 B (12h^2 + 13h each).
+  const double block = 12.0 * 12288 * 12288 + 13.0 * 12288;
+  auto buffers = [](const std::string& flags) {
+    auto r = run_luwusim("memory --model gpt3-175b --system zero3 --workers 8 --gpu-mem 40GB --json " + flags);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out)["gpu_buffer_bytes"].get<double>();
+  };
+  CHECK(buffers("--param-fetch layer") == 2 * 2 * 2 * block);
+  CHECK(buffers("--prefetch-layers 2") == 3 * 2 * 2 * block);
+  CHECK(buffers("--param-fetch sub-module") == buffers(""));
+  CHECK(buffers("") < 2 * 2 * 2 * block);
+  CHECK(run_luwusim("memory --model gpt3-175b --system zero3 --workers 8 --gpu-mem 40GB --param-fetch block").exit_code == 2);
+}
+
 TEST_CASE("memory: bad arguments are exit 2") {
   CHECK(run_luwusim("memory --model gpt3-175b --system zero-3 --workers 8 --gpu-mem 40GB").exit_code == 2);
   CHECK(run_luwusim("memory --model gpt3-175b --system ddp --workers 8 --gpu-mem 40XB").exit_code == 2);

@@ -44,28 +44,50 @@ double link_bytes_both_ways(const sim::SystemResult& r, const std::string& edge)
 
 }  // namespace
 
-TEST_CASE("ZeRO-Offload moves 4 bytes per parameter over PCIe per step, summed over the GPUs") {
+TEST_CASE("ZeRO-Offload moves 4 bytes per parameter over PCIe per step as the paper counts, 6 as DeepSpeed copies") {
   // The paper's volume (arXiv 2101.06840): fp16 gradients to the CPU, fp16 parameters back, 2P/N
-  // bytes each way per GPU; over N GPUs, 4P.  The network traffic takes the GPU-NIC PCIe path and
-  // never crosses the CPU's PCIe link.
+  // bytes each way per GPU; over N GPUs, 4P.  DeepSpeed converts the gradient to fp32 on the GPU
+  // before the copy: 4P/N down.  The network traffic takes the GPU-NIC PCIe path and never
+  // crosses the CPU's PCIe link.
   const int n = 4;
   auto topo = star(n);
   auto hw = quiet_hardware(topo);
   const std::uint64_t params = 30'000'000;
   auto trace = synthetic_trace(4, params, 1e12);
-  for (bool delayed : {false, true}) {
-    // Several buckets, each copied as soon as it is reduced.
-    auto settings = make_system("zero-offload", {{"reduce_bucket_bytes", 50e6}, {"delayed_param_update", delayed}});
-    auto r = sim::simulate_system(trace, topo, hw, *settings, {});
-    REQUIRE(r.feasible);
-    double total = 0;
-    for (int w = 0; w < n; ++w) {
-      double per_gpu = link_bytes_both_ways(r, cpu_pcie_link(topo, w));
-      CHECK(per_gpu == doctest::Approx(4.0 * 4 * params / n).epsilon(1e-9).scale(0));
-      total += per_gpu;
+  for (bool fp32 : {false, true}) {
+    const double per_param = fp32 ? 6 : 4;
+    for (bool delayed : {false, true}) {
+      // Several buckets, each copied as soon as it is reduced.
+      auto settings = make_system("zero-offload", {{"reduce_bucket_bytes", 50e6},
+                                                   {"delayed_param_update", delayed},
+                                                   {"fp32_gradient_copy", fp32}});
+      auto r = sim::simulate_system(trace, topo, hw, *settings, {});
+      REQUIRE(r.feasible);
+      double total = 0;
+      for (int w = 0; w < n; ++w) {
+        double per_gpu = link_bytes_both_ways(r, cpu_pcie_link(topo, w));
+        CHECK(per_gpu == doctest::Approx(per_param * 4 * params / n).epsilon(1e-9).scale(0));
+        total += per_gpu;
+      }
+      CHECK(total == doctest::Approx(per_param * 4 * params).epsilon(1e-9).scale(0));
     }
-    CHECK(total == doctest::Approx(4.0 * 4 * params).epsilon(1e-9).scale(0));
   }
+}
+
+TEST_CASE("ZeRO-Offload accumulates gradients in host memory through the GPU") {
+  // DeepSpeed's async_accumulate_grad_in_cpu_via_gpu, per micro-step and GPU, on the shard of each
+  // bucket: micro-step 0 sends its sum down (2P/N); micro-step 1 brings it up (2P/N), adds and
+  // sends it down (2P/N); the last brings it up (2P/N) and sends it down as fp32 (4P/N); then the
+  // fp16 parameters come up (2P/N): 14P/N in all, over 3 micro-steps.
+  const int n = 2;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  const std::uint64_t params = 20'000'000;
+  auto trace = synthetic_trace(3, params, 1e12, 3);
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-offload", {{"reduce_bucket_bytes", 40e6}}), {});
+  REQUIRE(r.feasible);
+  for (int w = 0; w < n; ++w)
+    CHECK(link_bytes_both_ways(r, cpu_pcie_link(topo, w)) == doctest::Approx(14.0 * 3 * params / n).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("ZeRO-Offload compute only: kernels, then the gradient down, the CPU step and the parameters up") {
@@ -77,12 +99,13 @@ TEST_CASE("ZeRO-Offload compute only: kernels, then the gradient down, the CPU s
   auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-offload"), {});
   const double P = 6.0 * params;
   Path pcie = gpu_to_cpu(topo, 0);
-  double expected = compute_s(trace, hw) + pcie.time_s(2 * P) + cpu_optimizer_s(hw, P) + pcie.time_s(2 * P);
+  // The gradient goes down as fp32 (4P), the fp16 parameters come up (2P).
+  double expected = compute_s(trace, hw) + pcie.time_s(4 * P) + cpu_optimizer_s(hw, P) + pcie.time_s(2 * P);
   CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-9).scale(0));
   CHECK(r.sent_bytes_per_worker == 0);  // network bytes: none with one worker
-  CHECK(link_bytes_both_ways(r, cpu_pcie_link(topo, 0)) == doctest::Approx(4 * P).epsilon(1e-12).scale(0));
+  CHECK(link_bytes_both_ways(r, cpu_pcie_link(topo, 0)) == doctest::Approx(6 * P).epsilon(1e-12).scale(0));
   CHECK(r.breakdown.exposed_optimizer_s == doctest::Approx(cpu_optimizer_s(hw, P)).epsilon(1e-9).scale(0));
-  CHECK(r.breakdown.io_stall_s == doctest::Approx(2 * pcie.time_s(2 * P)).epsilon(1e-9).scale(0));
+  CHECK(r.breakdown.io_stall_s == doctest::Approx(pcie.time_s(4 * P) + pcie.time_s(2 * P)).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("ZeRO-Offload communication only: reduce-scatter, shard down, CPU step, shard up, all-gather") {
@@ -96,7 +119,7 @@ TEST_CASE("ZeRO-Offload communication only: reduce-scatter, shard down, CPU step
   auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-offload"), {});
   // A ring reduce-scatter and a ring all-gather of a 2P-byte buffer have the same closed form.
   const double collective = sim::ring_all_gather_closed_form_s(n, 2 * P, hop.latency_s, hop.bandwidth_Bps);
-  double expected = collective + pcie.time_s(2 * P / n) + cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n) +
+  double expected = collective + pcie.time_s(4 * P / n) + cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n) +
                     collective;
   CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-3).scale(0));
   CHECK(r.breakdown.exposed_communication_s == doctest::Approx(2 * collective).epsilon(1e-3).scale(0));
@@ -118,8 +141,8 @@ TEST_CASE("ZeRO-Offload delayed parameter update hides the CPU step when compute
   auto plain = sim::simulate_system(trace, topo, hw, *make_system("zero-offload"), {});
   auto delayed = sim::simulate_system(trace, topo, hw, *make_system("zero-offload", {{"delayed_param_update", true}}), {});
   // The previous step's CPU update and copy back run under the kernels; only this step's
-  // gradient copy to the CPU is left after backward.
-  CHECK(delayed.iteration_time_s == doctest::Approx(compute + pcie.time_s(2 * P)).epsilon(1e-9).scale(0));
+  // gradient copy to the CPU (fp32) is left after backward.
+  CHECK(delayed.iteration_time_s == doctest::Approx(compute + pcie.time_s(4 * P)).epsilon(1e-9).scale(0));
   CHECK(delayed.breakdown.exposed_optimizer_s == 0.0);
   CHECK(plain.iteration_time_s - delayed.iteration_time_s ==
         doctest::Approx(cpu_optimizer_s(hw, P) + pcie.time_s(2 * P)).epsilon(1e-9).scale(0));

@@ -1,33 +1,54 @@
-// ZeRO-Offload (Ren et al., arXiv 2101.06840): ZeRO-2 on the GPUs, the optimizer on the CPU.
+// ZeRO-Offload (Ren et al., arXiv 2101.06840): ZeRO-2 on the GPUs, the optimizer on the CPU, as
+// DeepSpeed's stage-2 optimizer runs it with offload_optimizer to the CPU (stage_1_and_2.py).
 //
 // Every GPU keeps the fp16 parameters (a replica); gradients and optimizer state are partitioned
-// 1/N, and the fp32 master parameters and Adam state live in the host's DRAM.  Backward hands each
-// layer's gradient to a bucket of `reduce_bucket_bytes`; a full bucket is reduce-scattered over the
-// network (a GPU collective) while backward goes on, and each rank copies its shard of the bucket
-// to host memory over its PCIe as soon as the bucket is reduced.  Every micro-batch's gradient is
-// reduce-scattered; earlier micro-batches of gradient accumulation accumulate into the GPU's
-// gradient shard, the last one's shard goes to the host (2P/N bytes per rank).  After backward the
-// CPU runs Adam on the rank's P/N parameters from DRAM, the fp16 shard goes back over PCIe
-// (2P/N bytes) and the GPUs all-gather the updated parameters for the next forward.
+// 1/N, and the fp32 master parameters, Adam state and fp32 gradient partition live in the host's
+// DRAM: the GPU keeps no gradient partition, only the reduce bucket.  Backward hands each layer's
+// gradient to a bucket of `reduce_bucket_bytes`; a full bucket is reduce-scattered over the
+// network (a GPU collective) while backward goes on, and each rank moves its shard of the bucket
+// over its PCIe as soon as it is reduced.  With gradient accumulation DeepSpeed accumulates in host
+// memory through the GPU (async_accumulate_grad_in_cpu_via_gpu): from the second micro-step on,
+// the shard accumulated so far comes up to be added (e B/param), and every micro-step but the last
+// sends its sum back down (e B/param); the last sends it, converted to fp32 on the GPU, into the
+// optimizer's gradient partition (4 B/param; `fp32_gradient_copy` false: e B/param, the paper's).  After backward the CPU runs Adam on the rank's P/N parameters from DRAM,
+// the fp16 shard goes back over PCIe (2P/N bytes) and the GPUs all-gather the updated parameters
+// for the next forward.
 //
 // With the one-step delayed parameter update, the CPU step, the copy back and the all-gather work
 // on the previous step's gradients, under this step's forward and backward (the steady state: the
 // pipeline starts at t = 0 with the compute; the iteration ends when both are done).  The host
 // then holds two gradient shards (the one being stepped and the one arriving), so this step's
 // gradient copies do not wait for the CPU step; the paper does not say otherwise.
+// Optionally (offload_activation_checkpoints), activation checkpoints live in host memory
+// (DeepSpeed's cpu_checkpointing), as the paper does to train 13B on one V100.
 #include "sim/systems/zero_offload/zero_offload.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "models/host.hpp"
 #include "sim/engine/stream.hpp"
+#include "sim/systems/checkpoint_offload.hpp"
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/gradient_buckets.hpp"
+#include "sim/systems/param_prefetch.hpp"
 #include "sim/systems/model_state.hpp"
 #include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
 namespace {
+
+// Bytes per parameter of the gradient partition the CPU optimizer reads.
+std::uint64_t gradient_partition_bytes(const ZeroOffloadSettings& s, const workloads::Trace& trace) {
+  return s.fp32_gradient_copy ? 4 : model_state_bytes(trace.training.dtype).grad;
+}
+
+// Host bytes per parameter of the rank's shard: the optimizer state, the gradient partition and,
+// with accumulation, the partial sums in the training dtype (accumulated_grads_in_cpu).
+std::uint64_t host_state_bytes(const ZeroOffloadSettings& s, const workloads::Trace& trace) {
+  const auto bytes = model_state_bytes(trace.training.dtype);
+  return bytes.optimizer + gradient_partition_bytes(s, trace) + (trace.training.grad_accum > 1 ? bytes.grad : 0);
+}
 
 class ZeroOffloadSchedule : public Schedule {
  public:
@@ -40,6 +61,7 @@ class ZeroOffloadSchedule : public Schedule {
     Timeline* tl = &env.cluster.timeline;
     Stream reduce_stream(gpu.name(), "reduce-scatter", "communication", gpu.host(), tl);
     Stream offload_stream(gpu.name(), "gradient shard to host (pcie)", "io", gpu.host(), tl);
+    Stream accumulate_stream(gpu.name(), "accumulated gradient to gpu (pcie)", "io", gpu.host(), tl);
     Stream cpu_stream(gpu.name(), "cpu optimizer", "optimizer", env.hosts.cpu, tl);
     Stream upload_stream(gpu.name(), "parameter shard to gpu (pcie)", "io", gpu.host(), tl);
     Stream gather_stream(gpu.name(), "all-gather", "communication", gpu.host(), tl);
@@ -64,6 +86,11 @@ class ZeroOffloadSchedule : public Schedule {
       return u;
     };
 
+    const double element = workloads::bytes_per_element(trace.training.dtype);
+    Stream checkpoint_stream(gpu.name(), "checkpoints to gpu (pcie)", "io", gpu.host(), tl);
+    CheckpointOffload checkpoints(env, settings_.checkpoints, offload_stream, checkpoint_stream);
+    ParamPrefetch checkpoints_ahead(trace, 1, [&](std::size_t i) { checkpoints.fetch_back(i); });
+
     const bool delayed = settings_.delayed_param_update;
     Update previous_step;
     if (delayed) previous_step = update_parameters(completed());  // the previous step's gradients are on the host
@@ -73,17 +100,27 @@ class ZeroOffloadSchedule : public Schedule {
     CompletionPtr reduced = completed(), offloaded = completed();
     auto bucket = buckets.begin();
     for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+      checkpoints_ahead.before(i);
+      checkpoints.wait_before_compute(i);
       env.compute(trace.ops[i]);
+      if (auto sent = checkpoints.after_compute(i)) offloaded = sent;
       for (; bucket != buckets.end() && bucket->after_op == i; ++bucket) {
         const std::string name = "bucket " + std::to_string(bucket->index);
         reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zoff-rs", bucket->bytes,
                                          "reduce-scatter " + name);
-        if (bucket->micro_step != last_micro_step) continue;  // accumulates into the GPU's shard
         const double shard_bytes = bucket->bytes / world;
+        CompletionPtr summed = reduced;
+        if (bucket->micro_step > 0)  // the sum so far comes up and is added on the GPU
+          summed = accumulate_stream.enqueue(
+              "accumulated gradient to gpu " + name,
+              [&env, shard_bytes] { transfer(env.hosts.cpu, env.gpu.host(), shard_bytes, env.cluster.traffic); },
+              {reduced});
+        const double down_bytes =
+            bucket->micro_step == last_micro_step ? shard_bytes * static_cast<double>(gradient_partition_bytes(settings_, trace)) / element : shard_bytes;
         offloaded = offload_stream.enqueue(
             "gradient shard to host " + name,
-            [&env, shard_bytes] { transfer(env.gpu.host(), env.hosts.cpu, shard_bytes, env.cluster.traffic); },
-            {reduced});
+            [&env, down_bytes] { transfer(env.gpu.host(), env.hosts.cpu, down_bytes, env.cluster.traffic); },
+            {summed});
       }
     }
     gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
@@ -106,29 +143,44 @@ class ZeroOffloadSchedule : public Schedule {
   ZeroOffloadSettings settings_;
 };
 
+
+// The most parameters one sub-module holds (the layer's, in a trace that names none).
+std::uint64_t largest_param(const workloads::Trace& trace) {
+  std::uint64_t largest = 0;
+  for (const auto& list : trace.kernel_lists)
+    for (const auto& k : list) largest = std::max(largest, k.params);
+  if (largest == 0)
+    for (const auto& l : trace.layers) largest = std::max(largest, l.params);
+  return largest;
+}
+
 class ZeroOffload : public System {
  public:
   ZeroOffload(const SystemEntry& entry, ZeroOffloadSettings settings) : System(entry), settings_(settings) {}
 
-  // ZeRO-2 on the GPU: parameters replicated, gradients partitioned, one reduce bucket; the
-  // optimizer state and the gradient shard copied over PCIe in the host's DRAM.
+  // Parameters replicated on the GPU with the reduce bucket and DeepSpeed's accumulation buffer of
+  // the largest parameter (temp_grad_buffer_for_gpu_offload); the optimizer state, the fp32
+  // gradient partition and, with accumulation, the 16-bit partial sums in the host's DRAM.
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
-    MemoryFootprint f = base_footprint(trace, workers, gpu_memory, false);
+    MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
     const auto bytes = model_state_bytes(trace.training.dtype);
     const std::uint64_t shard = shard_params(trace.total_params(), workers);
     f.gpu_params_bytes = bytes.param * trace.total_params();
-    f.gpu_grads_bytes = bytes.grad * shard;
-    f.gpu_buffer_bytes = static_cast<std::uint64_t>(settings_.reduce_bucket_bytes);
-    f.host_bytes_per_worker += (bytes.optimizer + bytes.grad) * shard;
+    f.gpu_grads_bytes = 0;
+    f.gpu_buffer_bytes = static_cast<std::uint64_t>(settings_.reduce_bucket_bytes) + largest_param(trace) * bytes.param;
+    f.host_bytes_per_worker += host_state_bytes(settings_, trace) * shard;
     judge_footprint(f, name(), gpu_memory);
     return f;
   }
 
-  // Each GPU's optimizer state, gradient shard and the parameter shard it sends back, in its
-  // server's DRAM.
+  // Each GPU's optimizer state, gradient partition and the parameter shard it sends back, and
+  // the activation checkpoints it offloads, in its server's DRAM.
   std::string capacity_problem(const workloads::Trace& trace, const Hardware& hw) const override {
     const auto bytes = model_state_bytes(trace.training.dtype);
-    const double need = params_per_server(trace, hw) * static_cast<double>(bytes.optimizer + bytes.param + bytes.grad);
+    const double checkpoints =
+        hw.gpus_per_server * static_cast<double>(activation_peaks(trace, settings_.checkpoints.enabled).host_bytes);
+    const double need =
+        params_per_server(trace, hw) * static_cast<double>(host_state_bytes(settings_, trace) + bytes.param) + checkpoints;
     if (need > hw.worker_host.dram.capacity_bytes)
       return does_not_fit("a worker server's DRAM", need, hw.worker_host.dram.capacity_bytes);
     return "";
@@ -146,10 +198,13 @@ class ZeroOffload : public System {
 }  // namespace
 
 SystemPtr parse_zero_offload(const SystemEntry& entry) {
-  entry.only_settings(setting_keys({{"reduce_bucket_bytes", "delayed_param_update"}, CollectiveSettings::keys()}));
+  entry.only_settings(setting_keys({{"reduce_bucket_bytes", "delayed_param_update", "fp32_gradient_copy"},
+                                    CheckpointOffloadSettings::keys(), CollectiveSettings::keys()}));
   ZeroOffloadSettings s;
   if (entry.has("reduce_bucket_bytes")) s.reduce_bucket_bytes = entry.at("reduce_bucket_bytes").as_positive();
   s.delayed_param_update = entry.settings().get_bool("delayed_param_update", s.delayed_param_update);
+  s.fp32_gradient_copy = entry.settings().get_bool("fp32_gradient_copy", s.fp32_gradient_copy);
+  s.checkpoints = CheckpointOffloadSettings::parse(entry);
   s.collectives = CollectiveSettings::parse(entry);
   return std::make_shared<ZeroOffload>(entry, s);
 }
