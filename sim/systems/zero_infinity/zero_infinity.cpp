@@ -2,8 +2,9 @@
 //
 // Forward and backward, per gather of the stage-3 coordinator (param_fetch_plan.hpp: sub-modules,
 // prefetched as DeepSpeed does, or layers): each GPU reads its 1/N shard of the parameters from
-// NVMe into host memory and copies it over its own PCIe (bandwidth-centric partitioning: all PCIe
-// links work in parallel), then the shards are all-gathered over the network.  Backward
+// NVMe into host memory (a few gathers ahead, as DeepSpeed's swapper does) and copies it over its
+// own PCIe when the gather is issued (bandwidth-centric partitioning: all PCIe links work in
+// parallel), then the shards are all-gathered over the network.  Backward
 // reduce-scatters each layer's gradient and copies the shard to host memory; with the optimizer on
 // NVMe the shard then goes, as fp32, to NVMe.  All-gathers and reduce-scatters share one
 // collective stream in issue order unless "collective_streams" is "separate" (gpu_collective.hpp).
@@ -52,7 +53,7 @@ class ZeroInfinitySchedule : public Schedule {
     const int world = env.world();
     const bool on_nvme = settings_.offload == Tier::Nvme;
     Timeline* tl = &env.cluster.timeline;
-    Stream fetch_stream(gpu.name(), "param fetch (nvme/pcie)", "io", gpu.host(), tl);
+    Stream fetch_stream(gpu.name(), "param fetch (pcie)", "io", gpu.host(), tl);
     const bool one = settings_.streams.one_stream;
     Stream gather_stream(gpu.name(), one ? "collectives" : "all-gather", "communication", gpu.host(), tl);
     std::optional<Stream> reduce_own;  // its own stream only when asked for
@@ -64,20 +65,43 @@ class ZeroInfinitySchedule : public Schedule {
     // A gather's shard comes from NVMe (or DRAM) over this GPU's PCIe, then every shard is gathered.
     // A recompute's checkpoint is brought back when its op's first gather is issued.
     const double element = workloads::bytes_per_element(trace.training.dtype);
-    ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
-      const ParamGather& gather = plan_.gathers[g];
-      const double bytes = static_cast<double>(gather.params) * element;
-      const double shard = bytes / world;
-      const std::string label = param_use_label(trace, plan_, gather.first_use);
-      ParamFetchReplay::Issued issued;
-      issued.fetched = fetch_stream.enqueue("fetch shard " + label, [&env, shard, on_nvme, this] {
-        // The parameter swapper reads through the same aio queue as the optimizer's.
-        if (on_nvme) read_striped(env.hosts.nvme, shard, env.cluster.traffic, policy_.read_rate_cap_Bps);
-        transfer(env.hosts.cpu, env.gpu.host(), shard, env.cluster.traffic);
+    auto shard_bytes = [&](std::size_t g) { return static_cast<double>(plan_.gathers[g].params) * element / world; };
+    auto gather_label = [&](std::size_t g) { return param_use_label(trace, plan_, plan_.gathers[g].first_use); };
+    // On NVMe, DeepSpeed's swapper reads shards ahead of the all-gathers
+    // (partitioned_param_coordinator.py, __prefetch_nvme_param_partitions): after each gather is
+    // issued, the following gathers' shards, up to twice the elements of the one in flight, into
+    // at most param_buffer_count pinned buffers.  It reads through the optimizer's aio queue.
+    Stream swap_in_stream(gpu.name(), "param swap-in (nvme)", "io", gpu.host(), tl);
+    std::vector<CompletionPtr> swapped_in(plan_.gathers.size());
+    auto swap_in = [&](std::size_t g) {
+      if (!on_nvme || swapped_in[g]) return;
+      const double shard = shard_bytes(g);
+      swapped_in[g] = swap_in_stream.enqueue("param swap-in " + gather_label(g), [&env, shard, this] {
+        read_striped(env.hosts.nvme, shard, env.cluster.traffic, policy_.read_rate_cap_Bps);
       });
+    };
+    ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
+      swap_in(g);
+      const double in_flight = static_cast<double>(plan_.gathers[g].params);
+      double considered = 0;
+      for (std::size_t h = g + 1, n = 0; h < plan_.gathers.size() && considered <= 2 * in_flight &&
+                                         n < static_cast<std::size_t>(settings_.swapper.param_buffer_count);
+           ++h, ++n) {
+        swap_in(h);
+        considered += static_cast<double>(plan_.gathers[h].params);
+      }
+      const double shard = shard_bytes(g);
+      const double bytes = shard * world;
+      const std::string label = gather_label(g);
+      std::vector<CompletionPtr> read;
+      if (swapped_in[g]) read.push_back(swapped_in[g]);
+      ParamFetchReplay::Issued issued;
+      issued.fetched = fetch_stream.enqueue(
+          "shard to gpu " + label, [&env, shard] { transfer(env.hosts.cpu, env.gpu.host(), shard, env.cluster.traffic); },
+          read);
       issued.gathered = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zinf-ag", bytes,
                                                "all-gather " + label, {issued.fetched});
-      checkpoints.fetch_back(plan_.uses[gather.first_use].op);
+      checkpoints.fetch_back(plan_.uses[plan_.gathers[g].first_use].op);
       return issued;
     });
 
