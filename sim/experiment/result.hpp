@@ -50,6 +50,7 @@ struct SystemResult {
   luwu::Json memory = luwu::Json::object();    // the memory footprint behind feasibility
   std::uint64_t simulated_flows = 0;           // network flows the engine simulated
   std::uint64_t simulated_kernels = 0;         // GPU kernels the engine simulated
+  luwu::Json cost;                             // cluster_cost.hpp's cost_to_json; null without a price list
   luwu::Json timeline;                         // Chrome trace events, when asked for
 };
 

@@ -9,9 +9,23 @@
 #include "common/input_error.hpp"
 #include "common/units.hpp"
 #include "sim/engine/hardware.hpp"
+#include "sim/experiment/cluster_cost.hpp"
 #include "sim/experiment/simulate.hpp"
 
 namespace luwu::sim {
+namespace {
+
+// "$1,234,567" (whole dollars).
+std::string dollars(double usd) {
+  std::string digits = fmt::format("{:.0f}", usd), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return "$" + out;
+}
+
+}  // namespace
 
 void check_simulation_budget(const Scenario& scenario) {
   const auto gpus = static_cast<long double>(scenario.topology.gpus().size());
@@ -76,6 +90,10 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   for (const auto& s : systems) {
     say(fmt::format("[{}/{}] simulating {}", ++i, systems.size(), s->label()));
     run.results.push_back(simulate_system(trace, scenario.topology, hardware, *s, sim_options));
+    auto& r = run.results.back();
+    if (scenario.prices)
+      r.cost = cost_to_json(cluster_cost(scenario.topology, *scenario.prices, {s->uses_worker_ssds(), s->uses_optimizer_node()}),
+                            r.feasible ? r.tokens_per_s : 0);
   }
   return run;
 }
@@ -91,7 +109,7 @@ std::string run_to_csv(const ScenarioRun& run) {
       "scenario,system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
       "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,idle_s,"
       "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes,compute_stretch_s,"
-      "collective_launch_wait_s\n";
+      "collective_launch_wait_s,cluster_cost_usd,tokens_per_s_per_1000_usd\n";
   for (const auto& r : run.results) {
     CsvRow row;
     row.add(run.summary.at("name"));
@@ -99,8 +117,15 @@ std::string run_to_csv(const ScenarioRun& run) {
     row.add(luwu::Json(r.workers));
     row.add(luwu::Json(r.feasible));
     row.add(r.reason);
+    auto add_cost = [&] {
+      for (const char* key : {"usd", "tokens_per_s_per_1000_usd"}) {
+        if (r.cost.is_object() && !r.cost.at(key).is_null()) row.add(r.cost.at(key));
+        else row.add_blanks(1);
+      }
+    };
     if (!r.feasible) {
       row.add_blanks(14);
+      add_cost();
       out += row.line();
       continue;
     }
@@ -112,6 +137,7 @@ std::string run_to_csv(const ScenarioRun& run) {
                      r.breakdown.idle_s, r.sent_bytes_per_worker, r.received_bytes_per_worker, peak,
                      r.contention.compute_stretch_s, r.contention.collective_launch_wait_s})
       row.add(luwu::Json(v));
+    add_cost();
     out += row.line();
   }
   return out;
@@ -157,6 +183,23 @@ std::string run_to_table(const ScenarioRun& run) {
                        units::seconds(r.contention.compute_stretch_s),
                        100 * r.contention.compute_stretch_s / std::max(1e-300, r.breakdown.compute_s - r.contention.compute_stretch_s),
                        units::seconds(r.contention.collective_launch_wait_s));
+  }
+  // What each system's cluster costs, and its throughput per dollar (cluster_cost.hpp).
+  bool priced = false;
+  for (const auto& r : run.results) {
+    if (!r.cost.is_object()) continue;
+    if (!priced) out << "\nCluster cost (price list " << r.cost.at("price_list").get<std::string>() << "):\n";
+    priced = true;
+    if (r.cost.at("usd").is_null()) {
+      std::string missing;
+      for (const auto& u : r.cost.at("unpriced")) missing += (missing.empty() ? "" : ", ") + u.get<std::string>();
+      out << fmt::format("  {:<{}} unknown: no price for {}\n", r.system, w, missing);
+      continue;
+    }
+    const auto& per = r.cost.at("tokens_per_s_per_1000_usd");
+    out << fmt::format("  {:<{}} {:>12}  {}\n", r.system, w, dollars(r.cost.at("usd").get<double>()),
+                       per.is_null() ? std::string("(does not run)")
+                                     : fmt::format("{:.3g} tokens/s per $1,000", per.get<double>()));
   }
   // The scenario's first system's speedup over every other system that runs, as a paper reports
   // its system against the baselines; when the first does not run, every system's speedup over

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "common/input_error.hpp"
 #include "common/units.hpp"
 #include "models/profile.hpp"
 #include "sim/engine/hardware.hpp"
@@ -258,7 +259,7 @@ CollectiveMode Scenario::collective_mode() const {
 }
 
 Scenario scenario_from_json(const JsonNode& root) {
-  root.only_keys({"name", "description", "model", "training", "cluster", "systems", "simulation"});
+  root.only_keys({"name", "description", "model", "training", "cluster", "systems", "simulation", "prices"});
   Scenario s;
   s.file = root.file();
   s.name = root.get_string("name", std::filesystem::path(root.file()).stem().string());
@@ -298,6 +299,23 @@ Scenario scenario_from_json(const JsonNode& root) {
                            "]'s: results name systems by label, give each entry its own (\"label\": ...)");
   }
   if (s.systems.empty()) systems.fail("expected at least one system");
+
+  if (!root.has("prices")) {
+    s.prices = models::find_price_list(models::kDefaultPriceList);
+  } else if (const JsonNode prices = root.at("prices"); prices.raw().is_boolean()) {
+    if (prices.as_bool()) prices.fail("expected a price list's name or file, or false for none");
+  } else {
+    const std::string name = prices.as_string();
+    const bool is_path = name.find('/') != std::string::npos || name.ends_with(".json");
+    try {
+      s.prices = models::find_price_list(is_path && !std::filesystem::path(name).is_absolute()
+                                             ? (std::filesystem::path(dir) / name).string()
+                                             : name);
+    } catch (const InputError& e) {
+      if (e.json_path().empty()) prices.fail(e.what());  // no such list: the scenario's field says so
+      throw;
+    }
+  }
 
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");

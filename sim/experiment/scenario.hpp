@@ -30,6 +30,7 @@
 // link and vertex number comes from it, and kept by the topology (Topology::profiles) for
 // sim::hardware_of.  Nothing outlives the scenario.
 // With a topology_file, the file's links keep their numbers; overrides reach the hardware specs.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "sim/engine/collectives.hpp"
 #include "topologies/lowering.hpp"
 #include "sim/engine/hardware.hpp"
+#include "models/prices.hpp"
 #include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/model_config.hpp"
@@ -60,6 +62,8 @@ struct Scenario {
   std::vector<SystemPtr> systems;
   ModeChoice mode = ModeChoice::Auto;
   topologies::RouteChoice routing = topologies::RouteChoice::EcmpHash;  // simulation.routing
+  // "prices": a shipped price list's name or a file (default models::kDefaultPriceList); false: none.
+  std::optional<models::PriceList> prices;
 
   // Auto: every ring step a flow up to kDetailedMaxGpus GPUs, coarse beyond (see collectives.hpp).
   static constexpr int kDetailedMaxGpus = 64;

@@ -252,7 +252,7 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
   const std::vector<std::string> result_cols = {"iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
   const std::vector<std::string> breakdown_cols = {"compute", "exposed_communication", "exposed_optimizer", "io_stall",
                                                    "idle"};
-  const std::size_t result_fields = 2 + result_cols.size() + breakdown_cols.size() + 3;  // feasible .. peak
+  const std::size_t result_fields = 2 + result_cols.size() + breakdown_cols.size() + 5;  // feasible .. cost
   CsvRow header;
   for (const char* c : {"id", "index"}) header.add(c);
   for (const auto& k : point_keys) header.add(luwu::Json("point." + k));
@@ -261,7 +261,8 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
   for (const char* c : {"system", "feasible", "reason"}) header.add(c);
   for (const auto& c : result_cols) header.add(c);
   for (const auto& c : breakdown_cols) header.add(c + "_s");
-  for (const char* c : {"sent_bytes_per_worker", "received_bytes_per_worker", "gpu_peak_memory_bytes", "error"})
+  for (const char* c : {"sent_bytes_per_worker", "received_bytes_per_worker", "gpu_peak_memory_bytes",
+                        "cluster_cost_usd", "tokens_per_s_per_1000_usd", "error"})
     header.add(c);
   std::string out = header.line();
 
@@ -309,6 +310,9 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
         peak = m;
       }
       row.add(peak);
+      const luwu::Json cost = get_or_null(r, "cost");
+      row.add(get_or_null(cost, "usd"));
+      row.add(get_or_null(cost, "tokens_per_s_per_1000_usd"));
       row.add_blanks(1);  // no error
       out += row.line();
     }

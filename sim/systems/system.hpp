@@ -37,7 +37,10 @@ class System {
   // "" when the cluster holds what the system keeps off the GPUs (host DRAM, NVMe, an optimizer
   // node) and has the parts it needs (a programmable switch); else one sentence.
   virtual std::string capacity_problem(const workloads::Trace&, const Hardware&) const { return ""; }
-  // The algorithm of the system's GPU collectives.
+  // The cluster parts it uses beyond workers, GPUs, NICs and switches (what its cost counts:
+  // sim/experiment/cluster_cost.hpp).
+  virtual bool uses_worker_ssds() const { return false; }
+  virtual bool uses_optimizer_node() const { return false; }
   // Its GPU-executed collectives (systems without any keep the defaults, which then do nothing).
   virtual CollectiveSettings collectives() const { return {}; }
   // One iteration: what each rank's actor does; systems with network-side parts start their

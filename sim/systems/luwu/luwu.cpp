@@ -54,6 +54,7 @@ class Luwu : public System {
     return "";
   }
 
+  bool uses_optimizer_node() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override { return make_luwu_schedule(settings_, env); }
 
  private:

@@ -221,6 +221,7 @@ class ZeroInfinity : public System {
     return "";
   }
 
+  bool uses_worker_ssds() const override { return settings_.offload == Tier::Nvme; }
   CollectiveSettings collectives() const override { return settings_.collectives; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<ZeroInfinitySchedule>(settings_, env);
