@@ -1,5 +1,6 @@
 #include "sim/engine/collectives.hpp"
 #include "sim/engine/pacing_host.hpp"
+#include "sim/engine/transfers.hpp"
 
 #include <cmath>
 #include <algorithm>
@@ -129,6 +130,36 @@ void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
   for (auto& send : sends) send->wait();
   for (auto& p : kernel_paces) wait_paced(p);
   broadcaster->join();
+}
+
+namespace {
+
+void in_network(const InNetworkGroup& g, int index, double up_bytes, double down_bytes, const CollectiveContext& ctx) {
+  if (g.group.size() <= 1) return;
+  auto* self = g.group.members[static_cast<std::size_t>(index)];
+  g.arrived->wait();  // the switch reduces once every member streams in
+  auto paced_send = start_paced(g.group.engine_of(index), up_bytes);
+  auto up = start_transfer(self, g.aggregator, up_bytes, *ctx.traffic);
+  auto down = start_transfer(g.aggregator, self, down_bytes, *ctx.traffic);
+  up->wait();
+  wait_paced(paced_send);
+  g.arrived->wait();  // every contribution is in
+  down->wait();
+}
+
+}  // namespace
+
+void in_network_all_reduce(const InNetworkGroup& g, int index, double buffer_bytes, const CollectiveContext& ctx) {
+  in_network(g, index, buffer_bytes, buffer_bytes, ctx);
+}
+
+void in_network_reduce_scatter(const InNetworkGroup& g, int index, double buffer_bytes,
+                               const CollectiveContext& ctx) {
+  in_network(g, index, buffer_bytes, buffer_bytes / g.group.size(), ctx);
+}
+
+void in_network_all_gather(const InNetworkGroup& g, int index, double buffer_bytes, const CollectiveContext& ctx) {
+  in_network(g, index, buffer_bytes / g.group.size(), buffer_bytes, ctx);
 }
 
 void hierarchical_all_reduce(const CommGroup& local, int local_index, const CommGroup& cross, int cross_index,

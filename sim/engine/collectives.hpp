@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <simgrid/s4u/Barrier.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
@@ -53,6 +54,23 @@ void ring_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
 constexpr double kTreeChunkBytes = 4.0 * 1024 * 1024;
 void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx,
                      double chunk_bytes = kTreeChunkBytes);
+
+// In-network reduction (SHARP: Graham et al., COMHPC 2016; NCCL's CollNet): each member sends its
+// contribution to `aggregator` (the switch) and receives the result from it.  The switch reduces
+// and multicasts as the data streams through, so a member's up and down flows run at once (full
+// duplex); they start once every member has reached the collective, and a member's part ends when
+// every contribution has arrived and its own result is back.  Per member:
+//   all-reduce: B up, B down;  reduce-scatter: B up, B/N down;  all-gather: B/N up, B down.
+// The members' collective engines pace what they send, as in the rings.
+struct InNetworkGroup {
+  CommGroup group;
+  simgrid::s4u::Host* aggregator = nullptr;
+  simgrid::s4u::BarrierPtr arrived;  // of group.size(), reused collective after collective
+};
+void in_network_all_reduce(const InNetworkGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
+void in_network_reduce_scatter(const InNetworkGroup& group, int index, double buffer_bytes,
+                               const CollectiveContext& ctx);
+void in_network_all_gather(const InNetworkGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
 
 // Hierarchical: reduce-scatter inside the server (NVLink/NVSwitch), all-reduce of the shard across
 // servers among ranks with the same local index, all-gather inside the server.

@@ -14,7 +14,9 @@
 namespace luwu::sim {
 
 // Tree applies to all-reduce (NCCL's tree algorithm); all-gather and reduce-scatter stay rings.
-enum class CollectiveAlgorithm { Ring, Hierarchical, Tree };
+// InNetwork reduces in the switch (SHARP, collectives.hpp) across servers; inside a multi-GPU server
+// the local steps stay rings over NVLink, as NCCL's CollNet does.
+enum class CollectiveAlgorithm { Ring, Hierarchical, Tree, InNetwork };
 
 class DataParallelCollectives {
  public:
@@ -23,9 +25,11 @@ class DataParallelCollectives {
   // engines: each rank's collective engine (GpuDevice::collective_engine, nullptr for none), which
   // paces the groups that cross the network (the whole world, and the cross-server groups);
   // empty for none.  Inside a server (NVLink) nothing paces: the measured drop is the network's.
+  // aggregator: the switch that reduces for InNetwork (std::invalid_argument when it is needed and
+  // nullptr).
   DataParallelCollectives(std::vector<simgrid::s4u::Host*> gpu_hosts, std::vector<int> server_of_rank,
                           CollectiveAlgorithm algorithm, CollectiveContext context,
-                          std::vector<simgrid::s4u::Host*> engines = {});
+                          std::vector<simgrid::s4u::Host*> engines = {}, simgrid::s4u::Host* aggregator = nullptr);
 
   void all_reduce(const std::string& tag, int rank, double buffer_bytes);
   void all_gather(const std::string& tag, int rank, double buffer_bytes);
@@ -39,6 +43,9 @@ class DataParallelCollectives {
   const CommGroup& world(const std::string& tag);
   const CommGroup& local(const std::string& tag, int rank);
   const CommGroup& cross(const std::string& tag, int rank);
+  // The group across servers (or the world, with one GPU per server), through the aggregator.
+  const InNetworkGroup& in_network(const std::string& tag, int rank);
+  bool one_per_server() const { return ranks_of_server_.begin()->second.size() == 1; }
 
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::s4u::Host*> engines_;
@@ -50,6 +57,8 @@ class DataParallelCollectives {
   CollectiveAlgorithm algorithm_;
   CollectiveContext context_;
   std::map<std::string, CommGroup> groups_;
+  simgrid::s4u::Host* aggregator_ = nullptr;
+  std::map<std::string, InNetworkGroup> in_network_groups_;
 };
 
 }  // namespace luwu::sim

@@ -45,7 +45,8 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     engines.push_back(gpus.back()->collective_engine());
   }
   DataParallelCollectives collectives(roles.gpu_hosts(), roles.servers(), collective_settings.algorithm,
-                                      CollectiveContext{options.mode, &traffic}, engines);
+                                      CollectiveContext{options.mode, &traffic}, engines,
+                                      hardware.network_switch ? roles.network_switch : nullptr);
   ClusterEnv cluster{trace, hardware, roles, collectives, traffic, timeline, {}};
   for (auto& g : gpus) cluster.gpus.push_back(g.get());
   auto schedule = system.make_schedule(cluster);

@@ -52,6 +52,9 @@ class System {
     Fit f;
     f.footprint = memory_footprint(trace, hardware.workers, hardware.gpu.hbm_bytes);
     f.problem = f.footprint.fits ? capacity_problem(trace, hardware) : f.footprint.reason;
+    if (f.problem.empty() && collectives().algorithm == CollectiveAlgorithm::InNetwork && !hardware.network_switch)
+      f.problem = "does not run: collective_algorithm \"in-network\" needs a switch that reduces between the "
+                  "workers (SHARP-capable or programmable); this cluster has none";
     return f;
   }
 

@@ -63,8 +63,8 @@ inline std::vector<std::string> setting_keys(std::initializer_list<std::vector<s
 }
 
 // The algorithm of a system's GPU collectives: "auto" (hierarchical when servers hold several GPUs,
-// a ring otherwise), "ring", "hierarchical", or "tree" (a pipelined binary tree for all-reduce,
-// rings otherwise).
+// a ring otherwise), "ring", "hierarchical", "tree" (a pipelined binary tree for all-reduce,
+// rings otherwise) or "in-network" (reduced in the switch, SHARP; rings inside a server).
 // Collectives executed by GPU kernels (NCCL): the algorithm, and how a collective kernel gets SMs
 // beside the compute kernels (sim/engine/gpu_device.hpp): "non-preemptive" (what GPUs do: it waits
 // for a kernel boundary), "mps" (SMs statically partitioned) or "preemptive" (hypothetical).
@@ -77,7 +77,8 @@ struct CollectiveSettings {
     static const Choices<CollectiveAlgorithm> names = {{"auto", CollectiveAlgorithm::Hierarchical},
                                                        {"ring", CollectiveAlgorithm::Ring},
                                                        {"hierarchical", CollectiveAlgorithm::Hierarchical},
-                                                       {"tree", CollectiveAlgorithm::Tree}};
+                                                       {"tree", CollectiveAlgorithm::Tree},
+                                                       {"in-network", CollectiveAlgorithm::InNetwork}};
     static const Choices<SmSharing> sharing = {{"non-preemptive", SmSharing::NonPreemptive},
                                                {"mps", SmSharing::Mps},
                                                {"preemptive", SmSharing::Preemptive}};

@@ -164,3 +164,34 @@ TEST_CASE("an op's time is its kernels': GEMMs by shape, attention by intensity,
   const auto runs = sim::kernel_runs(trace, block, g);
   CHECK(runs.at(1).sm_share == doctest::Approx(36.0 / 108));
 }
+
+TEST_CASE("in-network collectives (SHARP): each rank sends its contribution to the switch and gets the result back") {
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  sim_test::Path up = gpu_to_switch(topo, 0);
+  const std::uint64_t params = 50'000'000;  // 100 MB of fp16 gradient per layer: one DDP bucket each
+  auto trace = synthetic_trace(3, params, 0);
+  const Json sharp{{"collective_algorithm", "in-network"}};
+  // DDP: per bucket, 2P bytes up and 2P down at once (full duplex): one path time, not a ring's
+  // 2 (N-1)/N; each rank sends 2P per bucket.
+  auto ddp = sim::simulate_system(trace, topo, hw, *make_system("ddp", sharp), {});
+  REQUIRE(ddp.feasible);
+  CHECK(ddp.iteration_time_s ==
+        doctest::Approx(3 * up.time_s(2.0 * params) + gpu_optimizer_s(hw, 3.0 * params)).epsilon(1e-3).scale(0));
+  CHECK(ddp.sent_bytes_per_worker == doctest::Approx(3 * 2.0 * params).epsilon(1e-9).scale(0));
+  // ZeRO-3 per layer (no recompute): 6 all-gathers of 2P (each sends 2P/N, receives 2P) and 3
+  // reduce-scatters of 2P (each sends 2P, receives 2P/N).
+  auto z3 = sim::simulate_system(trace, topo, hw, *make_system("zero3", {{"collective_algorithm", "in-network"},
+                                                                         {"param_fetch", "layer"}}), {});
+  REQUIRE(z3.feasible);
+  const double b = 2.0 * params;
+  CHECK(z3.sent_bytes_per_worker == doctest::Approx(6 * b / n + 3 * b).epsilon(1e-9).scale(0));
+  CHECK(z3.received_bytes_per_worker == doctest::Approx(6 * b + 3 * b / n).epsilon(1e-9).scale(0));
+  // Without a switch that reduces, the system does not run, and says why.
+  auto no_switch = hw;
+  no_switch.network_switch.reset();
+  auto none = sim::simulate_system(trace, topo, no_switch, *make_system("ddp", sharp), {});
+  CHECK_FALSE(none.feasible);
+  CHECK(none.reason.find("in-network") != std::string::npos);
+}
