@@ -1,6 +1,7 @@
 #include <algorithm>
 #include "topologies/lowering.hpp"
 
+#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -54,13 +55,30 @@ struct RouteCache {
     const bool leaves_server = std::any_of(visited.begin(), visited.end(), [&](Vertex v) {
       return topo[v].kind == VertexKind::Nic || topo[v].kind == VertexKind::SmartNic;
     });
-    if (!leaves_server) return direct;
+    if (!leaves_server) return in_server_route(from, to);
     const Vertex out = own_nic(from), in = own_nic(to);
     if (out == from && in == to) return direct;
     std::vector<Edge> route = shortest_route(topo, from, out);
     for (Edge e : fabric_route(out, in, from, to)) route.push_back(e);
     for (Edge e : shortest_route(topo, in, to)) route.push_back(e);
     return route;
+  }
+
+  // Inside a server no switch hashes flows: the transport takes the fastest of the minimum-hop
+  // routes (NCCL sends GPU to GPU over NVLink, never PCIe peer-to-peer where NVLink exists, though
+  // both are two hops when the GPUs share a PCIe switch), the first in routes.hpp's order on ties.
+  // An ECMP pick here had sent some NVLink ring steps over PCIe at a twelfth of the bandwidth.
+  std::vector<Edge> in_server_route(Vertex from, Vertex to) const {
+    auto routes = ecmp_routes(topo, from, to, ecmp_max_paths);
+    auto bottleneck = [&](const std::vector<Edge>& r) {
+      double bw = std::numeric_limits<double>::infinity();
+      for (Edge e : r) bw = std::min(bw, topo[e].bandwidth_Bps);
+      return bw;
+    };
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < routes.size(); ++i)
+      if (bottleneck(routes[i]) > bottleneck(routes[best])) best = i;
+    return routes.at(best);
   }
 
   // Between a and b: the deterministic shortest route, or under ECMP one of the minimum-hop

@@ -15,7 +15,8 @@
 //   owner gets the disk on its own host.
 // - Routes: all vertices live in one netzone of our own kind (GraphZone, a subclass of SimGrid's
 //   kernel NetZoneImpl) whose get_local_route() returns exactly the graph's route
-//   (shortest_route(), or an ECMP pick) for the pair asked, computed lazily on first use and
+//   (shortest_route(), or an ECMP pick between the NICs; inside a server the widest of the
+//   minimum-hop routes, NVLink before PCIe) for the pair asked, computed lazily on first use and
 //   cached.  Nothing is precomputed, so a 4,096-GPU fat-tree costs only its hosts and links; a
 //   route costs one breadth-first search the first time a pair communicates.
 //

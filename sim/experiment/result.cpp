@@ -1,6 +1,68 @@
 #include "sim/experiment/result.hpp"
 
+#include <algorithm>
+#include <limits>
+
 namespace luwu::sim {
+
+SpineSummary summarize_spines(const std::vector<SpineUse>& spines) {
+  SpineSummary s;
+  s.count = static_cast<int>(spines.size());
+  if (spines.empty()) return s;
+  s.bytes_min = s.utilization_min = std::numeric_limits<double>::infinity();
+  for (const auto& u : spines) {
+    s.bytes_max = std::max(s.bytes_max, u.bytes);
+    s.bytes_min = std::min(s.bytes_min, u.bytes);
+    s.bytes_mean += u.bytes / s.count;
+    s.utilization_max = std::max(s.utilization_max, u.busiest_link_utilization);
+    s.utilization_min = std::min(s.utilization_min, u.busiest_link_utilization);
+    s.utilization_mean += u.busiest_link_utilization / s.count;
+  }
+  if (s.bytes_mean > 0) s.imbalance = s.bytes_max / s.bytes_mean;
+  return s;
+}
+
+// Summary fields flat (they become CSV columns), the switches as columns of equal length
+// (pandas.DataFrame(j["per_switch"]) reads them).
+luwu::Json spines_to_json(const std::vector<SpineUse>& spines) {
+  const SpineSummary s = summarize_spines(spines);
+  luwu::Json names = luwu::Json::array(), bytes = luwu::Json::array(), utilization = luwu::Json::array();
+  for (const auto& u : spines) {
+    names.push_back(u.name);
+    bytes.push_back(u.bytes);
+    utilization.push_back(u.busiest_link_utilization);
+  }
+  return {{"count", s.count},
+          {"bytes_max", s.bytes_max},
+          {"bytes_mean", s.bytes_mean},
+          {"bytes_min", s.bytes_min},
+          {"utilization_max", s.utilization_max},
+          {"utilization_mean", s.utilization_mean},
+          {"utilization_min", s.utilization_min},
+          {"imbalance", s.imbalance ? luwu::Json(*s.imbalance) : luwu::Json()},
+          {"per_switch", {{"switch", names}, {"bytes", bytes}, {"busiest_link_utilization", utilization}}}};
+}
+
+const std::vector<std::string>& spine_summary_keys() {
+  static const std::vector<std::string> keys = {"count",           "bytes_max",        "bytes_mean",
+                                                "bytes_min",       "utilization_max",  "utilization_mean",
+                                                "utilization_min", "imbalance"};
+  return keys;
+}
+
+namespace {
+
+std::vector<SpineUse> spines_from_json(const luwu::Json& j) {
+  const auto& per = j.at("per_switch");
+  const auto names = per.at("switch").get<std::vector<std::string>>();
+  const auto bytes = per.at("bytes").get<std::vector<double>>();
+  const auto utilization = per.at("busiest_link_utilization").get<std::vector<double>>();
+  std::vector<SpineUse> out;
+  for (std::size_t i = 0; i < names.size(); ++i) out.push_back({names[i], bytes.at(i), utilization.at(i)});
+  return out;
+}
+
+}  // namespace
 
 luwu::Json result_to_json(const SystemResult& r, bool with_links) {
   luwu::Json j = {{"system", r.system}, {"feasible", r.feasible}, {"workers", r.workers}};
@@ -26,6 +88,7 @@ luwu::Json result_to_json(const SystemResult& r, bool with_links) {
   j["memory"] = r.memory;
   j["storage_bytes"] = r.storage_bytes;
   j["simulation"] = {{"flows", r.simulated_flows}, {"kernels", r.simulated_kernels}};
+  if (!r.spines.empty()) j["spines"] = spines_to_json(r.spines);
   if (with_links) {
     luwu::Json links = luwu::Json::array();
     for (const auto& l : r.links)
@@ -68,6 +131,7 @@ SystemResult result_from_json(const luwu::Json& j) {
     for (const auto& l : j.at("links"))
       r.links.push_back({l.at("link").get<std::string>(), l.at("bytes").get<double>(),
                          l.at("bandwidth_Bps").get<double>(), l.at("utilization").get<double>()});
+  if (j.contains("spines")) r.spines = spines_from_json(j.at("spines"));
   if (j.contains("timeline")) r.timeline = j.at("timeline");
   return r;
 }

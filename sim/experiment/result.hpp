@@ -2,6 +2,7 @@
 // The result of simulating one system on one scenario: the iteration time and why.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,29 @@ struct LinkUse {
   double utilization = 0;  // bytes / (bandwidth x iteration time)
 };
 
+// One switch of the fabric's top tier (a fat-tree's spines or cores; topologies/switch_tiers.hpp).
+struct SpineUse {
+  std::string name;
+  double bytes = 0;                     // bytes that entered it (transit bytes leave it again)
+  double busiest_link_utilization = 0;  // max over its links and directions of bytes / (bandwidth x iteration time)
+};
+
+// The spines side by side: how much the busiest carried, and how evenly routing spread the bytes.
+struct SpineSummary {
+  int count = 0;
+  double bytes_max = 0, bytes_mean = 0, bytes_min = 0;
+  double utilization_max = 0, utilization_mean = 0, utilization_min = 0;
+  // bytes_max / bytes_mean: 1 when every spine carried as much, count when one carried all; null
+  // (absent) when no byte crossed a spine.
+  std::optional<double> imbalance;
+};
+SpineSummary summarize_spines(const std::vector<SpineUse>& spines);
+// {"count", "bytes_max", ..., "imbalance", "per_switch": {"switch": [...], "bytes": [...],
+// "busiest_link_utilization": [...]}}: the summary flat, the switches as equal-length columns.
+luwu::Json spines_to_json(const std::vector<SpineUse>& spines);
+// The summary's keys, in the order CSVs give them as "spine_<key>" columns.
+const std::vector<std::string>& spine_summary_keys();
+
 struct SystemResult {
   std::string system;
   bool feasible = true;
@@ -45,6 +69,7 @@ struct SystemResult {
   double sent_bytes_per_worker = 0;
   double received_bytes_per_worker = 0;
   std::vector<LinkUse> links;              // sorted by name
+  std::vector<SpineUse> spines;            // in vertex order; empty unless the fabric has tiers above its leaves
   std::map<std::string, double> storage_bytes;  // "<disk>:read" / "<disk>:write" -> bytes
   std::vector<double> gpu_peak_memory_bytes;  // by rank
   luwu::Json memory = luwu::Json::object();    // the memory footprint behind feasibility

@@ -109,7 +109,9 @@ std::string run_to_csv(const ScenarioRun& run) {
       "scenario,system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
       "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,idle_s,"
       "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes,compute_stretch_s,"
-      "collective_launch_wait_s,cluster_cost_usd,tokens_per_s_per_1000_usd\n";
+      "collective_launch_wait_s";
+  for (const auto& k : spine_summary_keys()) out += ",spine_" + k;
+  out += ",cluster_cost_usd,tokens_per_s_per_1000_usd\n";
   for (const auto& r : run.results) {
     CsvRow row;
     row.add(run.summary.at("name"));
@@ -124,7 +126,7 @@ std::string run_to_csv(const ScenarioRun& run) {
       }
     };
     if (!r.feasible) {
-      row.add_blanks(14);
+      row.add_blanks(14 + spine_summary_keys().size());
       add_cost();
       out += row.line();
       continue;
@@ -137,6 +139,9 @@ std::string run_to_csv(const ScenarioRun& run) {
                      r.breakdown.idle_s, r.sent_bytes_per_worker, r.received_bytes_per_worker, peak,
                      r.contention.compute_stretch_s, r.contention.collective_launch_wait_s})
       row.add(luwu::Json(v));
+    // Blank where the fabric has no tier above its leaves (a star, one switch).
+    const luwu::Json spines = r.spines.empty() ? luwu::Json::object() : spines_to_json(r.spines);
+    for (const auto& k : spine_summary_keys()) row.add(spines.contains(k) ? spines.at(k) : luwu::Json());
     add_cost();
     out += row.line();
   }
@@ -183,6 +188,25 @@ std::string run_to_table(const ScenarioRun& run) {
                        units::seconds(r.contention.compute_stretch_s),
                        100 * r.contention.compute_stretch_s / std::max(1e-300, r.breakdown.compute_s - r.contention.compute_stretch_s),
                        units::seconds(r.contention.collective_launch_wait_s));
+  }
+  // How routing spread the traffic between leaves over the spines (fat-trees only).
+  bool spines_header = false;
+  for (const auto& r : run.results) {
+    if (!r.feasible || r.spines.empty()) continue;
+    if (!spines_header) out << "\nSpines (bytes through each; utilization of its busiest link over the iteration):\n";
+    spines_header = true;
+    const SpineSummary sp = summarize_spines(r.spines);
+    out << fmt::format("  {:<{}} {} spines: utilization max {:.1f}%, mean {:.1f}%, min {:.1f}%; bytes max {}, mean {}, min {}; "
+                       "imbalance (max/mean) {}\n",
+                       r.system, w, sp.count, 100 * sp.utilization_max, 100 * sp.utilization_mean, 100 * sp.utilization_min,
+                       units::bytes(sp.bytes_max), units::bytes(sp.bytes_mean), units::bytes(sp.bytes_min),
+                       sp.imbalance ? fmt::format("{:.2f}", *sp.imbalance) : std::string("-"));
+    if (r.spines.size() > 8) continue;  // a list that long is what --json is for
+    std::string each;
+    for (const auto& u : r.spines)
+      each += fmt::format("{}{} {} {:.1f}%", each.empty() ? "" : ", ", u.name, units::bytes(u.bytes),
+                          100 * u.busiest_link_utilization);
+    out << fmt::format("  {:<{}} {}\n", "", w, each);
   }
   // What each system's cluster costs, and its throughput per dollar (cluster_cost.hpp).
   bool priced = false;

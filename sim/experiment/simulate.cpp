@@ -15,6 +15,7 @@
 #include "sim/engine/cluster_roles.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/experiment/isolated_run.hpp"
+#include "sim/experiment/spine_utilization.hpp"
 #include "sim/systems/schedule.hpp"
 #include "topologies/lowering.hpp"
 
@@ -104,21 +105,18 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     if (!sw) continue;
     auto [edge, found] = boost::edge(nic, *sw, topo.graph);
     if (!found) continue;
-    auto bytes_on = [&](simgrid::s4u::Link* link) {
-      auto it = traffic.link_bytes().find(link->get_name());
-      return it == traffic.link_bytes().end() ? 0.0 : it->second;
-    };
-    result.sent_bytes_per_worker += bytes_on(platform.directed_link(topo, edge, nic)) / world;
-    result.received_bytes_per_worker += bytes_on(platform.directed_link(topo, edge, *sw)) / world;
+    result.sent_bytes_per_worker += traffic.bytes_on(platform.directed_link(topo, edge, nic)) / world;
+    result.received_bytes_per_worker += traffic.bytes_on(platform.directed_link(topo, edge, *sw)) / world;
   }
   result.tokens_per_s = trace.tokens_per_iteration() * world / t;
   result.tflops_per_gpu = trace.flops_per_iteration() / t / 1e12;
   const double model_flops = trace.flops_of(workloads::OpKind::Forward) + trace.flops_of(workloads::OpKind::Backward);
   result.mfu = model_flops / (t * gpu_spec.peak_flops(precision_of(trace.training.dtype)));
-  for (const auto& [name, bytes] : traffic.link_bytes()) {
+  for (const auto& [name, bytes] : traffic.link_bytes_by_name()) {
     double bw = simgrid::s4u::Link::by_name(name)->get_bandwidth();
     result.links.push_back({name, bytes, bw, bytes / (bw * t)});
   }
+  result.spines = spine_use(topo, platform, traffic, t);
   luwu::Json j = result_to_json(result);
   if (options.record_timeline) j["timeline"] = timeline.to_chrome_trace();
   return j;

@@ -16,6 +16,7 @@
 
 #include "common/csv.hpp"
 #include "common/input_error.hpp"
+#include "sim/experiment/result.hpp"
 
 #include <fmt/format.h>
 
@@ -252,7 +253,8 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
   const std::vector<std::string> result_cols = {"iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
   const std::vector<std::string> breakdown_cols = {"compute", "exposed_communication", "exposed_optimizer", "io_stall",
                                                    "idle"};
-  const std::size_t result_fields = 2 + result_cols.size() + breakdown_cols.size() + 5;  // feasible .. cost
+  const std::size_t result_fields =
+      2 + result_cols.size() + breakdown_cols.size() + 3 + spine_summary_keys().size() + 2;  // feasible .. cost
   CsvRow header;
   for (const char* c : {"id", "index"}) header.add(c);
   for (const auto& k : point_keys) header.add(luwu::Json("point." + k));
@@ -261,9 +263,9 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
   for (const char* c : {"system", "feasible", "reason"}) header.add(c);
   for (const auto& c : result_cols) header.add(c);
   for (const auto& c : breakdown_cols) header.add(c + "_s");
-  for (const char* c : {"sent_bytes_per_worker", "received_bytes_per_worker", "gpu_peak_memory_bytes",
-                        "cluster_cost_usd", "tokens_per_s_per_1000_usd", "error"})
-    header.add(c);
+  for (const char* c : {"sent_bytes_per_worker", "received_bytes_per_worker", "gpu_peak_memory_bytes"}) header.add(c);
+  for (const auto& k : spine_summary_keys()) header.add("spine_" + k);
+  for (const char* c : {"cluster_cost_usd", "tokens_per_s_per_1000_usd", "error"}) header.add(c);
   std::string out = header.line();
 
   for (const auto& l : lines) {
@@ -310,6 +312,8 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
         peak = m;
       }
       row.add(peak);
+      const luwu::Json spines = get_or_null(r, "spines");
+      for (const auto& k : spine_summary_keys()) row.add(get_or_null(spines, k));
       const luwu::Json cost = get_or_null(r, "cost");
       row.add(get_or_null(cost, "usd"));
       row.add(get_or_null(cost, "tokens_per_s_per_1000_usd"));

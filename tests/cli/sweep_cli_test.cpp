@@ -343,3 +343,32 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
     }
   CHECK(lines_of(read_whole_file(dir / "written.txt")).size() == 12);
 }
+
+// The shipped oversubscription sweep (docs/routing.md): its 12 points, and one of them run.  Under
+// single-path routing every byte between the leaves crosses spine0: 8 rings (one per GPU of a
+// server) cross each of the 4 leaf boundaries, each flow 2 (S-1)/S x 2P / 8 bytes for S = 16
+// servers and P parameters, so spine0 carries 32 such flows and the other 31 spines none.
+TEST_CASE("sweep: scenarios/sweeps/fat-tree-oversubscription.json, single-path at 1:1 loads spine0 alone") {
+  const std::string file = (kRepo / "scenarios/sweeps/fat-tree-oversubscription.json").string();
+  auto listed = run_luwusim("sweep " + file + " --list");
+  REQUIRE(listed.exit_code == 0);
+  CHECK(lines_of(listed.out).size() == 12);
+
+  TempDir dir("oversubscription");
+  auto r = run_luwusim("sweep " + file + " --shard 6/12 -j 1 -o " + (dir / "out.jsonl"));
+  REQUIRE(r.exit_code == 0);
+  auto line = nlohmann::json::parse(read_whole_file(dir / "out.jsonl"));
+  CHECK(line["point"]["simulation.routing"] == "single-path");
+  CHECK(line["point"]["cluster.oversubscription"] == 1);
+  const double params = line["scenario"]["params"].get<double>();
+  const double flow = 2.0 * 15 / 16 * 2 * params / 8;
+  for (const auto& result : line["results"]) {
+    CAPTURE(result["system"]);
+    const auto& spines = result["spines"];
+    CHECK(spines["count"] == 32);
+    CHECK(spines["per_switch"]["switch"][0] == "spine0");
+    CHECK(spines["per_switch"]["bytes"][0].get<double>() == doctest::Approx(32 * flow).epsilon(1e-12));
+    CHECK(spines["bytes_min"].get<double>() == 0);
+    CHECK(spines["imbalance"].get<double>() == doctest::Approx(32).epsilon(1e-12));
+  }
+}

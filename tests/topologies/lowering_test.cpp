@@ -189,8 +189,17 @@ TEST_CASE("lowering: a fat-tree's routes leave through each GPU's own NIC, and E
       const Vertex va = t.vertex(a), vb = t.vertex(b);
       diff += compare_route(t, shortest, a, b, via_own_nics(t, va, vb, shortest_route(t, t.nic_of(va), t.nic_of(vb))));
     }
-    // Inside a server (NVLink) nothing changes.
+    // Inside a server (NVLink) nothing changes, and ECMP does not hash: two GPUs on one PCIe switch
+    // are as few hops apart over it as over the NVSwitch, but NVLink is the faster.
     diff += compare_route(t, shortest, "gpu0", "gpu1", shortest_route(t, t.vertex("gpu0"), t.vertex("gpu1")));
+    for (int s = 0; s < 4; ++s)
+      for (int i : {0, 1}) {
+        const std::string a = "gpu" + std::to_string(2 * s + i), b = "gpu" + std::to_string(2 * s + 1 - i);
+        const std::string nvs = "nvswitch" + std::to_string(s);
+        std::vector<Edge> over_nvlink = shortest_route(t, t.vertex(a), t.vertex(nvs));
+        for (Edge e : shortest_route(t, t.vertex(nvs), t.vertex(b))) over_nvlink.push_back(e);
+        diff += compare_route(t, hashed, a, b, over_nvlink);
+      }
     // The hashed pick must be one of the ECMP routes between the two NICs.
     std::set<std::string> picks;
     for (auto [a, b] : std::vector<std::pair<std::string, std::string>>{{"gpu0", "gpu6"}, {"gpu1", "gpu6"}, {"gpu0", "gpu7"},
