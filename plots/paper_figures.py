@@ -130,6 +130,10 @@ BREAKDOWN_COLUMNS = ["setting", "system", "iteration (s)", "LuWu speedup (x)"] +
 RATIO_NOTE = "Bold Nx over a bar: LuWu's speedup over that system (its iteration time / LuWu's)."
 
 
+def _common_text(table, key):
+    return ", ".join(sorted({str(r[key]) for r in table if r.get(key) is not None})) or "?"
+
+
 def _pick(table, **want):
     for r in table:
         if all(r.get(k) == v for k, v in want.items()):
@@ -158,9 +162,9 @@ def _others_note(table, systems):
 
 def headline_175b(lines, out_dir, name="headline_175b"):
     """The paper's headline: LuWu vs ZeRO-Infinity on Custom-175B, 8 workers, stacked breakdown."""
-    title = "Custom-175B on 8 workers: LuWu vs ZeRO-Infinity"
     table, notes = _table(lines)
     eight = [r for r in table if r["workers"] == 8]
+    title = f"{eight[0]['model'] if eight else 'Custom-175B'} on 8 workers: LuWu vs ZeRO-Infinity"
     if not eight:
         return _no_data(out_dir, name, title, notes + ["no 8-worker point in the headline sweep"])
     systems = _headline_systems(eight)
@@ -177,20 +181,21 @@ def headline_175b(lines, out_dir, name="headline_175b"):
 
 def headline_175b_workers(lines, out_dir, name="headline_175b_workers"):
     """The headline on 4, 8 and 16 workers side by side."""
-    title = "Custom-175B: LuWu vs ZeRO-Infinity on 4, 8 and 16 workers"
     table, notes = _table(lines)
     if not table:
-        return _no_data(out_dir, name, title, notes)
+        return _no_data(out_dir, name, "LuWu vs ZeRO-Infinity by worker count", notes)
     systems = _headline_systems(table)
     workers = sorted({r["workers"] for r in table})
+    title = (f"{_common_text(table, 'model')}: LuWu vs ZeRO-Infinity on "
+             f"{', '.join(str(w) for w in workers[:-1])} and {workers[-1]} workers" if len(workers) > 1 else
+             f"{_common_text(table, 'model')}: LuWu vs ZeRO-Infinity on {workers[0]} workers")
     fig, ax = plt.subplots(figsize=(8.4, 4.2))
     groups = [(f"{w} workers", [(s, _pick(table, system=s, workers=w)) for s in systems]) for w in workers]
     t = _breakdown_panel(ax, groups)
     figures.TABLES[name] = (BREAKDOWN_COLUMNS, t)
     _legend_right(ax)
     r0 = table[0]
-    ax.set_title(f"{title}\n({r0['model']}, micro-batch {r0['micro_batch']}, {_network_text(r0['network'])})",
-                 fontsize=9)
+    ax.set_title(f"{title}\n(micro-batch {r0['micro_batch']}, {_network_text(r0['network'])})", fontsize=9)
     notes = notes + [RATIO_NOTE] + _others_note(table, systems)
     return _finish(fig, notes, out_dir, name)
 
@@ -527,10 +532,11 @@ def sm_sharing_what_if(lines, out_dir, name="sm_sharing_what_if"):
 
 def ablations(lines, out_dir, name="ablations"):
     """Every variant of the ablation scenario, stacked, with LuWu's speedup over each."""
-    title = "Ablations on Custom-175B, 8 workers: each mechanism switched in turn"
     table, notes = _table(lines)
+    title = (f"Ablations on {_common_text(table, 'model')}, {_common_text(table, 'workers')} workers: "
+             "each mechanism switched in turn")
     if not table:
-        return _no_data(out_dir, name, title, notes)
+        return _no_data(out_dir, name, "Ablations", notes)
     systems = sorted({r["system"] for r in table}, key=style.system_sort_key)
     fig, ax = plt.subplots(figsize=(9.0, 4.4))
     t = _breakdown_panel(ax, [(None, [(s, _pick(table, system=s)) for s in systems])])
