@@ -345,7 +345,8 @@ def mfu_vs_model_size(lines, out_dir, name="mfu_vs_model_size"):
     ax.set_xticklabels([f"{m}\n{_params_text(params[m])}" for m in models], fontsize=7, rotation=30, ha="right")
     ax.set_xlabel("Model (parameters)")
     ax.set_ylabel("Model FLOPs utilization, MFU (%)")
-    ax.set_ylim(bottom=0)
+    top = max((100 * r["mfu"] for r in best.values()), default=1.0)
+    ax.set_ylim(0, top * 1.2)  # room for the micro-batch labels under the ratio row
     ax.set_xlim(-0.5, len(models) - 0.5)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
