@@ -19,6 +19,11 @@ import style  # noqa: E402
 from sweep_results import requested_systems, rows  # noqa: E402
 
 
+# The table behind each figure drawn, {figure name: (column names, rows)}, for the HTML report
+# (make_figures.py --report).  Figures that record none get the rows of their sweep.
+TABLES = {}
+
+
 def _save(fig, out_dir, name):
     paths = []
     for ext in ("png", "pdf"):
@@ -70,6 +75,14 @@ def _no_data(out_dir, name, title, notes):
     ax.text(0.5, 0.5, "no results to plot", ha="center", va="center", transform=ax.transAxes, fontsize=12)
     return _finish(fig, notes or ["no result lines: run the figure's sweep first (plots/make_figures.py without --skip-runs)"],
                    out_dir, name)
+
+
+def missing_results(out_dir, name, sweep, results_file, command):
+    """The panel of a figure whose results file does not exist: which sweep is missing and how to
+    run it."""
+    title = name.replace("_", " ")
+    return _no_data(out_dir, name, title, [f"no results from the {sweep} sweep ({results_file} is missing)",
+                                           f"run: {command}, or plots/make_figures.py without --skip-runs"])
 
 
 def _systems(table):
@@ -196,14 +209,24 @@ def scalability(lines, out_dir, name="scalability"):
     return _finish(fig, notes, out_dir, name)
 
 
-def _stacked_breakdown(ax, labels, breakdowns, colors_edge=None):
+def _stacked_breakdown(ax, labels, breakdowns, colors_edge=None, positions=None, width=0.65):
+    """Stacked bars of the breakdown parts, one per label, at `positions` (default 0, 1, ...).
+    Returns the bar tops."""
+    xs = list(positions) if positions is not None else list(range(len(labels)))
     bottoms = [0.0] * len(labels)
     for part, part_label, color in style.BREAKDOWN_PARTS:
         values = [b.get(part, 0.0) if b else 0.0 for b in breakdowns]
-        ax.bar(range(len(labels)), values, 0.65, bottom=bottoms, color=color, label=part_label,
-               edgecolor=colors_edge, linewidth=1.2 if colors_edge else 0)
+        # The hatch is drawn in the edge colour; a zero line width keeps the outline off.
+        ax.bar(xs, values, width, bottom=bottoms, color=color, label=part_label,
+               hatch=style.BREAKDOWN_HATCHES.get(part, ""), edgecolor=colors_edge or "#FFFFFF",
+               linewidth=1.2 if colors_edge else 0)
         bottoms = [x + y for x, y in zip(bottoms, values)]
     return bottoms
+
+
+def breakdown_legend_handles():
+    return [Patch(facecolor=color, hatch=style.BREAKDOWN_HATCHES.get(part, ""), edgecolor="#FFFFFF", label=label)
+            for part, label, color in style.BREAKDOWN_PARTS]
 
 
 def iteration_breakdown(lines, out_dir, name="iteration_breakdown", panels_per_row=3):
@@ -241,7 +264,7 @@ def iteration_breakdown(lines, out_dir, name="iteration_breakdown", panels_per_r
         ax.set_title(f"{model} ({_params_text(sizes[model])})", fontsize=9)
         ax.set_ylabel("Time per iteration (s)", fontsize=8)
         ax.grid(axis="y", alpha=0.3)
-    handles = [Patch(color=color, label=label) for _, label, color in style.BREAKDOWN_PARTS]
+    handles = breakdown_legend_handles()
     fig.legend(handles=handles, loc="upper right", fontsize=7.5, ncol=3)
     fig.suptitle(f"{title}\n({_common(table, 'workers')} workers, {_common(table, 'network', _network_text)})",
                  x=0.01, ha="left", fontsize=10)
@@ -288,7 +311,7 @@ def switchml_breakdown(lines, out_dir, name="switchml_breakdown"):
     ax.set_title(f"{title} ({_common(simulated, 'workers')} workers, "
                  f"{_common(simulated, 'network', _network_text)})", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7.5)
+    ax.legend(handles=breakdown_legend_handles(), fontsize=7.5)
     return _finish(fig, notes, out_dir, name)
 
 

@@ -9,7 +9,9 @@ SYSTEM_NAMES = {
     "zero-infinity": "ZeRO-Infinity",
     "zero-offload": "ZeRO-Offload",
     "zero3": "ZeRO-3",
-    "switchml": "SwitchML",
+    # The simulator's ATP-style baseline: in-switch aggregation of a replicated model.  The
+    # paper's ATP baseline is not modelled separately; SwitchML stands in for it.
+    "switchml": "SwitchML (ATP-style)",
     "ddp": "DDP",
 }
 
@@ -26,24 +28,41 @@ FALLBACK_COLORS = ["#E69F00", "#F0E442", "#000000", "#8C564B", "#17BECF"]
 
 MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^", "switchml": "v", "ddp": "x"}
 
-# The parts of an iteration (result "breakdown_s"), bottom to top in stacked bars.
+# The parts of an iteration (result "breakdown_s"), bottom to top in stacked bars.  Colours (Paul
+# Tol's muted scheme) and hatches chosen away from every system colour above, so a stacked bar's
+# parts never read as systems: sand, wine, olive, indigo, pale grey.
 BREAKDOWN_PARTS = [
-    ("compute", "Compute", "#4C72B0"),
-    ("exposed_communication", "Exposed communication", "#DD8452"),
-    ("exposed_optimizer", "Exposed optimizer", "#55A868"),
-    ("io_stall", "I/O stall (PCIe/NVMe)", "#C44E52"),
-    ("idle", "Idle", "#BBBBBB"),
+    ("compute", "Compute", "#DDCC77"),
+    ("exposed_communication", "Exposed communication", "#882255"),
+    ("exposed_optimizer", "Exposed optimizer", "#999933"),
+    ("io_stall", "I/O stall (PCIe/NVMe)", "#332288"),
+    ("idle", "Idle", "#DDDDDD"),
 ]
+BREAKDOWN_HATCHES = {"compute": "", "exposed_communication": "//", "exposed_optimizer": "..",
+                     "io_stall": "xx", "idle": ""}
 
-# Timeline span categories (sim/engine/timeline.hpp).
+# Timeline span categories (sim/engine/timeline.hpp), in the breakdown's colours.
 CATEGORY_COLORS = {
-    "compute": "#4C72B0",
-    "communication": "#DD8452",
-    "optimizer": "#55A868",
-    "io": "#C44E52",
-    "idle": "#BBBBBB",  # a stream waiting (for parameters, gradients, the optimizer)
+    "compute": "#DDCC77",
+    "communication": "#882255",
+    "optimizer": "#999933",
+    "io": "#332288",
+    "idle": "#DDDDDD",  # a stream waiting (for parameters, gradients, the optimizer)
 }
 
+# How a labelled variant of a system reads in legends ("zero-infinity-nvme" -> "ZeRO-Infinity
+# (NVMe)"), and its line style where variants of one system share its colour.
+VARIANT_NAMES = {
+    "nvme": " (NVMe)",
+    "dram": " (DRAM)",
+    "mps": " + MPS (SMs partitioned)",
+    "preemptive": " + SM preemption",
+    "two-streams": " + two collective streams",
+    "pipelined-swapper": " + pipelined swapper",
+    "layer-centric": " (layer-centric node)",
+    "nvme-pipelined": " (NVMe, pipelined swapper)",
+}
+VARIANT_LINESTYLES = {"dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}
 
 def kind_of(label):
     """The system kind behind a result label ("zero-infinity-nvme" -> "zero-infinity")."""
@@ -61,7 +80,15 @@ def system_name(label):
         return label
     if label == kind:
         return SYSTEM_NAMES[kind]
-    return SYSTEM_NAMES[kind] + label[len(kind):]
+    variant = label[len(kind) + 1:]
+    return SYSTEM_NAMES[kind] + VARIANT_NAMES.get(variant, " " + variant.replace("-", " "))
+
+
+def system_linestyle(label):
+    kind = kind_of(label)
+    if kind is None or label == kind:
+        return "-"
+    return VARIANT_LINESTYLES.get(label[len(kind) + 1:], "-")
 
 
 def system_color(label):
@@ -78,6 +105,10 @@ def system_marker(label):
 
 
 def system_sort_key(label):
+    """Systems in SYSTEM_ORDER; a system's variants after it, in the order of VARIANT_NAMES."""
     kind = kind_of(label)
     rank = SYSTEM_ORDER.index(kind) if kind in SYSTEM_ORDER else len(SYSTEM_ORDER)
-    return (rank, label)
+    variants = list(VARIANT_NAMES)
+    variant = label[len(kind) + 1:] if kind is not None and label != kind else None
+    variant_rank = -1 if variant is None else (variants.index(variant) if variant in variants else len(variants))
+    return (rank, variant_rank, label)

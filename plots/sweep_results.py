@@ -42,6 +42,7 @@ def rows(lines):
             "params": scenario.get("params"),
             "workers": scenario.get("workers"),
             "network": scenario.get("cluster", {}).get("network", line.get("input", {}).get("cluster", {}).get("network")),
+            "micro_batch": scenario.get("micro_batch", line.get("input", {}).get("training", {}).get("micro_batch")),
         }
         if "results" not in line:
             out.append(dict(base, system=None, error=line.get("error", "no results")))

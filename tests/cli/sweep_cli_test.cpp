@@ -329,19 +329,40 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
               .exit_code == 0);
   REQUIRE(run_luwusim("run " + dir / "base.json" + " --system zero3 --json --timeline " + dir / "results/timeline/zero3.json")
               .exit_code == 0);
+  // The paper's figures (plots/paper_figures.py) on tiny stand-ins for scenarios/paper: LuWu against
+  // ZeRO-Infinity by worker count, and a micro-batch axis.  The sweeps without results
+  // (paper-sensitivity, ablations, max-model-size) are drawn as panels naming the missing sweep.
+  const std::string paper = "sweep " + dir / "base.json" + " --jobs 2";
+  REQUIRE(run_luwusim(paper + " --set 'systems=[\"luwu\",\"zero-infinity\"]' --set cluster.workers=2,4 -o " +
+                      dir / "results/headline.jsonl")
+              .exit_code == 0);
+  REQUIRE(run_luwusim(paper + " --set 'systems=[\"luwu\",\"zero-infinity\",\"zero3\"]' --set training.micro_batch=1,2 -o " +
+                      dir / "results/model-microbatch.jsonl")
+              .exit_code == 0);
   const std::string cmd = "/usr/bin/python3 " + (kRepo / "plots/make_figures.py").string() + " --skip-runs --out " +
                           dir.path.string() + " > " + dir / "written.txt 2> " + dir / "errors.txt";
   const int rc = std::system(cmd.c_str());
   INFO(read_whole_file(dir / "errors.txt"));
   REQUIRE(rc == 0);
-  for (const char* figure : {"throughput_vs_model_size", "iteration_breakdown", "switchml_breakdown", "scalability",
-                             "network_100_vs_200", "compute_communication_streams"})
+  const std::vector<std::string> figures = {
+      "throughput_vs_model_size", "iteration_breakdown", "switchml_breakdown", "scalability", "network_100_vs_200",
+      "headline_175b", "headline_175b_workers", "sensitivity", "mfu_vs_model_size", "throughput_vs_micro_batch",
+      "paper_breakdowns", "sm_sharing_what_if", "ablations", "max_model_size", "compute_communication_streams"};
+  for (const std::string& figure : figures)
     for (const char* ext : {".png", ".pdf"}) {
-      const fs::path file = dir.path / (std::string(figure) + ext);
+      const fs::path file = dir.path / (figure + ext);
       CHECK_MESSAGE(fs::exists(file), file.string());
       if (fs::exists(file)) CHECK(fs::file_size(file) > 1000);
     }
-  CHECK(lines_of(read_whole_file(dir / "written.txt")).size() == 12);
+  CHECK(lines_of(read_whole_file(dir / "written.txt")).size() == 2 * figures.size());
+
+  // --report: one HTML file with every figure embedded.
+  const std::string report = "/usr/bin/python3 " + (kRepo / "plots/make_figures.py").string() + " --skip-runs --report --out " +
+                             dir.path.string() + " > " + dir / "written.txt 2> " + dir / "errors.txt";
+  REQUIRE(std::system(report.c_str()) == 0);
+  const std::string page = read_whole_file(dir / "report.html");
+  CHECK(page.find("data:image/png;base64,") != std::string::npos);
+  for (const std::string& figure : figures) CHECK_MESSAGE(page.find("id='" + figure + "'") != std::string::npos, figure);
 }
 
 // The shipped oversubscription sweep (docs/routing.md): its 12 points, and one of them run.  Under

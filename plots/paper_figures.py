@@ -1,0 +1,613 @@
+"""The LuWu paper's experiments on its testbed (scenarios/paper/), one function per figure.
+
+Each function takes result lines (sweep_results.read_lines; for max_model_size the lines that
+make_figures.py writes from `luwusim memory`), draws into `out_dir` as PNG and PDF, records the
+table behind the figure in figures.TABLES (for `make_figures.py --report`) and returns the paths
+written.  What is missing (a sweep not run, a system that does not fit, a model absent from the
+results) is said in a note under the figure, or in a "no results" panel; nothing crashes on
+partial results.
+
+Speedups are written on the bars: "2.02x" over a baseline's bar is LuWu's speedup over it (the
+baseline's iteration time / LuWu's), the ratio the paper argues about (3.98x at Custom-175B on
+8 workers).  Axes are linear wherever a ratio is read off them.
+"""
+import matplotlib.pyplot as plt
+
+import figures
+import style
+from figures import _finish, _no_data, _network_text, _missing_notes, _stacked_breakdown
+from sweep_results import rows
+
+PAPER_SPEEDUP = 3.98  # LuWu over ZeRO-Infinity, Custom-175B, 8 workers, micro-batch 16, 100 Gb/s
+REFERENCE = "luwu"
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _table(lines):
+    """Rows of systems that were simulated (feasible or not) and notes for the absent ones."""
+    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
+    return table, _missing_notes(lines, {r["system"] for r in table})
+
+
+def _short_name(label):
+    """A system name broken into lines for tick labels at column width."""
+    return style.system_name(label).replace("ZeRO-Infinity", "ZeRO-\nInfinity").replace(" + ", "\n+ ").replace(
+        " (", "\n(")
+
+
+def _params_text(params):
+    if params >= 1e12:
+        return f"{params / 1e12:.3g}T"
+    return figures._params_text(params)
+
+
+def _time_text(seconds):
+    if seconds >= 100:
+        return f"{seconds:.0f} s"
+    if seconds >= 10:
+        return f"{seconds:.1f} s"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    return f"{seconds * 1e3:.0f} ms"
+
+
+def _mb_list(values):
+    return ", ".join(str(v) for v in sorted(values))
+
+
+def _is_kind(label, kinds):
+    return style.kind_of(label) in kinds
+
+
+def _breakdown_panel(ax, groups, tick_names=None, show_group_titles=True):
+    """Stacked breakdown bars in groups [(group title or None, [(label, row or None)])]; the total
+    time over each bar and, over each baseline, LuWu's speedup over it (within the group).
+    Returns the table rows [group, system, time, ratio, parts...]."""
+    tick_names = tick_names or {}
+    positions, labels, breakdowns, group_spans = [], [], [], []
+    table = []
+    x = 0.0
+    for title, entries in groups:
+        start = x
+        for label, row in entries:
+            positions.append(x)
+            labels.append(label)
+            breakdowns.append(row["breakdown_s"] if row and row["feasible"] else None)
+            x += 1
+        group_spans.append((title, start, x - 1))
+        x += 0.6
+    tops = _stacked_breakdown(ax, labels, breakdowns, positions=positions, width=0.7)
+    top = max(tops) if tops and max(tops) > 0 else 1.0
+    i = 0
+    for title, entries in groups:
+        ref = next((row for label, row in entries if label == REFERENCE and row and row["feasible"]), None)
+        for label, row in entries:
+            xpos = positions[i]
+            if row is None or not row["feasible"]:
+                why = "no result" if row is None else "does not fit"
+                ax.text(xpos, 0.02 * top, why, rotation=90, ha="center", va="bottom", fontsize=7, color="#333333")
+                table.append([title or "", style.system_name(label), None, None] + [None] * len(style.BREAKDOWN_PARTS)
+                             + [(row or {}).get("reason") or why])
+                i += 1
+                continue
+            t = row["iteration_time_s"]
+            text = _time_text(t)
+            ratio = None
+            if ref is not None and label != REFERENCE:
+                ratio = t / ref["iteration_time_s"]
+            ax.text(xpos, tops[i] + 0.01 * top, text, ha="center", va="bottom", fontsize=7)
+            if ratio is not None:
+                ax.text(xpos, tops[i] + 0.075 * top, f"{ratio:.2f}x", ha="center", va="bottom", fontsize=9.5,
+                        fontweight="bold", color=style.system_color(REFERENCE))
+            table.append([title or "", style.system_name(label), round(t, 3), round(ratio, 3) if ratio else None]
+                         + [round(row["breakdown_s"].get(p, 0.0), 3) for p, _, _ in style.BREAKDOWN_PARTS] + [""])
+            i += 1
+    ax.set_ylim(0, top * (1.3 if show_group_titles and any(g[0] for g in groups) else 1.2))
+    ax.set_xticks(positions)
+    ax.set_xticklabels([tick_names.get(l, _short_name(l)) for l in labels], fontsize=7.5)
+    for tick, label in zip(ax.get_xticklabels(), labels):
+        tick.set_color(style.system_color(label))
+        tick.set_fontweight("bold")
+    for title, a, b in group_spans:
+        if title and show_group_titles:
+            ax.text((a + b) / 2, 0.985, title, ha="center", va="top", fontsize=8.5, transform=ax.get_xaxis_transform())
+    ax.set_xlim(-0.6, x - 1.0)
+    ax.set_ylabel("Time per iteration (s)")
+    ax.grid(axis="y", alpha=0.3)
+    return table
+
+
+def _legend_right(ax):
+    ax.legend(handles=figures.breakdown_legend_handles(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              title="Per iteration", title_fontsize=7)
+
+
+BREAKDOWN_COLUMNS = ["setting", "system", "iteration (s)", "LuWu speedup (x)"] + \
+    [f"{label} (s)" for _, label, _ in style.BREAKDOWN_PARTS] + ["note"]
+RATIO_NOTE = "Bold Nx over a bar: LuWu's speedup over that system (its iteration time / LuWu's)."
+
+
+def _common_text(table, key):
+    return ", ".join(sorted({str(r[key]) for r in table if r.get(key) is not None})) or "?"
+
+
+def _pick(table, **want):
+    for r in table:
+        if all(r.get(k) == v for k, v in want.items()):
+            return r
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. The headline: Custom-175B, 8 workers, and the 4/8/16-worker variants
+
+
+def _headline_systems(table):
+    """LuWu and the ZeRO-Infinity variants, the systems the headline compares."""
+    return sorted({r["system"] for r in table if _is_kind(r["system"], ("luwu", "zero-infinity"))},
+                  key=style.system_sort_key)
+
+
+def _others_note(table, systems):
+    others = sorted({r["system"] for r in table if r["system"] not in systems and not r["feasible"]},
+                    key=style.system_sort_key)
+    if not others:
+        return []
+    return ["Not shown, they do not fit at this size: " + ", ".join(style.system_name(s) for s in others)
+            + " (luwusim memory says why)."]
+
+
+def headline_175b(lines, out_dir, name="headline_175b"):
+    """The paper's headline: LuWu vs ZeRO-Infinity on Custom-175B, 8 workers, stacked breakdown."""
+    table, notes = _table(lines)
+    eight = [r for r in table if r["workers"] == 8]
+    title = f"{eight[0]['model'] if eight else 'Custom-175B'} on 8 workers: LuWu vs ZeRO-Infinity"
+    if not eight:
+        return _no_data(out_dir, name, title, notes + ["no 8-worker point in the headline sweep"])
+    systems = _headline_systems(eight)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    t = _breakdown_panel(ax, [(None, [(s, _pick(eight, system=s)) for s in systems])])
+    figures.TABLES[name] = (BREAKDOWN_COLUMNS, t)
+    _legend_right(ax)
+    r0 = eight[0]
+    ax.set_title(f"{title}\n{r0['model']}, micro-batch {r0['micro_batch']}, "
+                 f"{_network_text(r0['network'])} (paper: {PAPER_SPEEDUP}x)", fontsize=9)
+    notes = notes + [RATIO_NOTE] + _others_note(eight, systems)
+    return _finish(fig, notes, out_dir, name)
+
+
+def headline_175b_workers(lines, out_dir, name="headline_175b_workers"):
+    """The headline on 4, 8 and 16 workers side by side."""
+    table, notes = _table(lines)
+    if not table:
+        return _no_data(out_dir, name, "LuWu vs ZeRO-Infinity by worker count", notes)
+    systems = _headline_systems(table)
+    workers = sorted({r["workers"] for r in table})
+    title = (f"{_common_text(table, 'model')}: LuWu vs ZeRO-Infinity on "
+             f"{', '.join(str(w) for w in workers[:-1])} and {workers[-1]} workers" if len(workers) > 1 else
+             f"{_common_text(table, 'model')}: LuWu vs ZeRO-Infinity on {workers[0]} workers")
+    fig, ax = plt.subplots(figsize=(8.4, 4.2))
+    groups = [(f"{w} workers", [(s, _pick(table, system=s, workers=w)) for s in systems]) for w in workers]
+    t = _breakdown_panel(ax, groups)
+    figures.TABLES[name] = (BREAKDOWN_COLUMNS, t)
+    _legend_right(ax)
+    r0 = table[0]
+    ax.set_title(f"{title}\n(micro-batch {r0['micro_batch']}, {_network_text(r0['network'])})", fontsize=9)
+    notes = notes + [RATIO_NOTE] + _others_note(table, systems)
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Sensitivity of the ratio to what no source pins
+
+# The headline scenario's values of the sensitivity axes (its defaults: GPU profile a100-40gb-pcie,
+# SSD profile paper-testbed-ssd-gen3, the scenario's training block), to mark its bar.
+SCENARIO_DEFAULTS = {
+    "collective_interference": 0.15,
+    "memory_efficient_attention": False,
+    "write_bandwidth": "3.8GB/s",
+    "swapper": "serial",
+}
+
+
+def _setting_text(key, value):
+    leaf = key.split(".")[-1]
+    if leaf == "collective_interference":
+        return "interference", f"interf. {value:g}"
+    if leaf == "memory_efficient_attention":
+        return "attention", "fused" if value else "unfused"
+    if leaf == "write_bandwidth":
+        return "ssd_write", f"write {value}"
+    if leaf == "systems":
+        labels = [s.get("label", s.get("name")) if isinstance(s, dict) else s for s in value]
+        pipelined = any(isinstance(s, dict) and (s.get("pipeline_read") or s.get("pipeline_write")) for s in value)
+        return "swapper", "pipelined" if pipelined else "serial", labels
+    return leaf, f"{leaf} {value}"
+
+
+def _is_default(point):
+    for key, value in point.items():
+        leaf = key.split(".")[-1]
+        if leaf == "systems":
+            pipelined = any(isinstance(s, dict) and (s.get("pipeline_read") or s.get("pipeline_write")) for s in value)
+            if ("pipelined" if pipelined else "serial") != SCENARIO_DEFAULTS["swapper"]:
+                return False
+        elif leaf in SCENARIO_DEFAULTS and value != SCENARIO_DEFAULTS[leaf]:
+            return False
+    return True
+
+
+def sensitivity(lines, out_dir, name="sensitivity"):
+    """LuWu's speedup over ZeRO-Infinity (NVMe) for each variant of the sensitivity sweep."""
+    title = "Sensitivity of LuWu's speedup over ZeRO-Infinity (NVMe)\nCustom-175B, 8 workers, micro-batch 16"
+    table, notes = _table(lines)
+    bars = []
+    for index in sorted({r["index"] for r in table}):
+        point_rows = [r for r in table if r["index"] == index]
+        luwu = next((r for r in point_rows if r["system"] == REFERENCE and r["feasible"]), None)
+        zi = next((r for r in point_rows if _is_kind(r["system"], ("zero-infinity",)) and r["feasible"]), None)
+        point = point_rows[0]["point"]
+        text = ", ".join(_setting_text(k, v)[1] for k, v in point.items())
+        if luwu is None or zi is None:
+            notes.append(f"{text}: no ratio (LuWu or ZeRO-Infinity absent or does not fit)")
+            continue
+        bars.append((zi["iteration_time_s"] / luwu["iteration_time_s"], text, _is_default(point),
+                     luwu["iteration_time_s"], zi["iteration_time_s"]))
+    if not bars:
+        return _no_data(out_dir, name, title, notes)
+    bars.sort(key=lambda b: b[0])
+    fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.22 * len(bars)))
+    ys = range(len(bars))
+    colors = [style.system_color(REFERENCE) if b[2] else "#F2B27F" for b in bars]
+    ax.barh(list(ys), [b[0] for b in bars], 0.7, color=colors, edgecolor=[style.system_color(REFERENCE)] * len(bars))
+    for y, b in zip(ys, bars):
+        ax.text(b[0] + 0.03, y, f"{b[0]:.2f}x", va="center", fontsize=7.5, fontweight="bold" if b[2] else "normal")
+    ax.set_yticks(list(ys))
+    ax.set_yticklabels([b[1] + ("  [scenario]" if b[2] else "") for b in bars], fontsize=7)
+    for tick, b in zip(ax.get_yticklabels(), bars):
+        if b[2]:
+            tick.set_fontweight("bold")
+    ax.axvline(1.0, color="#555555", lw=0.8)
+    ax.axvline(PAPER_SPEEDUP, color="#333333", lw=1.2, ls="--")
+    ax.text(PAPER_SPEEDUP - 0.04, len(bars) - 0.4, f"paper: {PAPER_SPEEDUP}x", fontsize=7.5, va="bottom", ha="right")
+    ax.set_xlim(0, max(PAPER_SPEEDUP, max(b[0] for b in bars)) * 1.08)
+    ax.set_ylim(-0.6, len(bars) + 0.3)
+    ax.set_xlabel("LuWu speedup (x): ZeRO-Infinity iteration time / LuWu's")
+    ax.set_title(title, fontsize=9.5)
+    ax.grid(axis="x", alpha=0.3)
+    figures.TABLES[name] = (["variant", "scenario default", "LuWu (s)", "ZeRO-Infinity (s)", "speedup (x)"],
+                            [[b[1], "yes" if b[2] else "", round(b[3], 3), round(b[4], 3), round(b[0], 3)]
+                             for b in reversed(bars)])
+    lo, hi = min(b[0] for b in bars), max(b[0] for b in bars)
+    notes.append(f"{len(bars)} variants: {lo:.2f}x to {hi:.2f}x; the dark bar is the headline scenario. Each label: "
+                 "ZeRO-Infinity's swapper (DeepSpeed pipeline_read/write off = serial), compute lost beside a "
+                 "collective kernel (collective_interference), attention kernel, the worker SSDs' pure write rate.")
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. MFU vs model size at the largest micro-batch that fits
+
+
+def _largest_feasible(table):
+    """{(model, system): row with the largest feasible micro-batch}."""
+    best = {}
+    for r in table:
+        if not r["feasible"] or r["micro_batch"] is None:
+            continue
+        key = (r["model"], r["system"])
+        if key not in best or r["micro_batch"] > best[key]["micro_batch"]:
+            best[key] = r
+    return best
+
+
+def mfu_vs_model_size(lines, out_dir, name="mfu_vs_model_size"):
+    """MFU of each system per model, each at its largest micro-batch that fits (written at the point)."""
+    title = "MFU vs model size, each system at its largest micro-batch that fits"
+    table, notes = _table(lines)
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    models = sorted({r["model"] for r in table}, key=lambda m: next(r["params"] for r in table if r["model"] == m))
+    params = {m: next(r["params"] for r in table if r["model"] == m) for m in models}
+    systems = sorted({r["system"] for r in table}, key=style.system_sort_key)
+    mbs = sorted({r["micro_batch"] for r in table if r["micro_batch"] is not None})
+    best = _largest_feasible(table)
+    fig, ax = plt.subplots(figsize=(8.0, 4.4))
+    never = {}
+    for k, system in enumerate(systems):
+        pts = [(i, best[(m, system)]) for i, m in enumerate(models) if (m, system) in best]
+        missing = [m for m in models if (m, system) not in best]
+        if missing:
+            never[system] = missing
+        if not pts:
+            continue
+        xs = [i for i, _ in pts]
+        ys = [100 * r["mfu"] for _, r in pts]
+        ax.plot(xs, ys, color=style.system_color(system), marker=style.system_marker(system),
+                ls=style.system_linestyle(system), label=style.system_name(system), ms=5, lw=1.5)
+        for x, (i, r) in zip(xs, pts):
+            dy = 6 if k % 2 == 0 else -10
+            ax.annotate(str(r["micro_batch"]), (x, 100 * r["mfu"]), textcoords="offset points", xytext=(4, dy),
+                        fontsize=6.5, color=style.system_color(system))
+    zi = next((s for s in systems if _is_kind(s, ("zero-infinity",))), None)
+    ratio_row = []
+    if REFERENCE in systems and zi:
+        for i, m in enumerate(models):
+            a, b = best.get((m, REFERENCE)), best.get((m, zi))
+            if a and b and b["mfu"]:
+                ratio_row.append((i, a["mfu"] / b["mfu"]))
+                ax.text(i, 1.005, f"{a['mfu'] / b['mfu']:.2f}x", ha="center", va="bottom", fontsize=7.5,
+                        fontweight="bold", color=style.system_color(REFERENCE), transform=ax.get_xaxis_transform())
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels([f"{m}\n{_params_text(params[m])}" for m in models], fontsize=7, rotation=30, ha="right")
+    ax.set_xlabel("Model (parameters)")
+    ax.set_ylabel("Model FLOPs utilization, MFU (%)")
+    top = max((100 * r["mfu"] for r in best.values()), default=1.0)
+    ax.set_ylim(0, top * 1.2)  # room for the micro-batch labels under the ratio row
+    ax.set_xlim(-0.5, len(models) - 0.5)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    r0 = table[0]
+    ax.set_title(f"{title}\n({r0['workers']} workers, {_network_text(r0['network'])}; number at a point: its "
+                 f"micro-batch; bold on top: LuWu MFU / {style.system_name(zi) if zi else 'ZeRO-Infinity'} MFU)",
+                 fontsize=8.5, pad=14)
+    notes.append(f"Micro-batches swept: {_mb_list(mbs)}.")
+    for system, missing in never.items():
+        notes.append(f"{style.system_name(system)} fits at no micro-batch swept for: {', '.join(missing)}")
+    columns = ["model", "params"] + [f"{style.system_name(s)} MFU % (micro-batch)" for s in systems] + \
+        ["LuWu / ZeRO-Infinity MFU"]
+    t = []
+    ratios = dict(ratio_row)
+    for i, m in enumerate(models):
+        cells = [m, _params_text(params[m])]
+        for s in systems:
+            r = best.get((m, s))
+            cells.append(f"{100 * r['mfu']:.1f} ({r['micro_batch']})" if r else "does not fit")
+        cells.append(f"{ratios[i]:.2f}x" if i in ratios else "")
+        t.append(cells)
+    figures.TABLES[name] = (columns, t)
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Throughput vs micro-batch
+
+MICRO_BATCH_PANELS = [
+    ("custom-175b", ("luwu", "zero-infinity")),
+    ("opt-1.3b", ("luwu", "zero-infinity", "zero3", "switchml")),
+]
+
+
+def throughput_vs_micro_batch(lines, out_dir, name="throughput_vs_micro_batch"):
+    """Tokens/s against the micro-batch: Custom-175B (LuWu, ZeRO-Infinity) and OPT-1.3B (LuWu,
+    ZeRO-Infinity, ZeRO-3, SwitchML as the ATP-style baseline)."""
+    title = "Training throughput vs micro-batch size"
+    table, notes = _table(lines)
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    fig, axes = plt.subplots(1, len(MICRO_BATCH_PANELS), figsize=(4.2 * len(MICRO_BATCH_PANELS), 4.0), squeeze=False)
+    t = []
+    for ax, (model, kinds) in zip(axes[0], MICRO_BATCH_PANELS):
+        sub = [r for r in table if r["model"] == model and _is_kind(r["system"], kinds)]
+        if not sub:
+            ax.text(0.5, 0.5, f"no {model} results in the sweep", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(model, fontsize=9)
+            ax.set_xlabel("Micro-batch size (sequences)")
+            ax.set_ylabel("Training throughput (tokens/s)")
+            notes.append(f"{model}: not in the sweep results")
+            continue
+        systems = sorted({r["system"] for r in sub}, key=style.system_sort_key)
+        mbs = sorted({r["micro_batch"] for r in sub})
+        by = {(r["system"], r["micro_batch"]): r for r in sub}
+        for system in systems:
+            pts = [(mb, by[(system, mb)]["tokens_per_s"]) for mb in mbs
+                   if (system, mb) in by and by[(system, mb)]["feasible"]]
+            unfit = [mb for mb in mbs if (system, mb) in by and not by[(system, mb)]["feasible"]]
+            if unfit:
+                notes.append(f"{model}, {style.system_name(system)}: does not fit at micro-batch {_mb_list(unfit)}")
+            if pts:
+                ax.plot(*zip(*pts), color=style.system_color(system), marker=style.system_marker(system),
+                        ls=style.system_linestyle(system), label=style.system_name(system), ms=5)
+        zi = next((s for s in systems if _is_kind(s, ("zero-infinity",))), None)
+        for mb in mbs:
+            a, b = by.get((REFERENCE, mb)), by.get((zi, mb)) if zi else None
+            ratio = None
+            if a and b and a["feasible"] and b["feasible"]:
+                ratio = a["tokens_per_s"] / b["tokens_per_s"]
+                ax.text(mb, 1.005, f"{ratio:.2f}x", ha="center", va="bottom", fontsize=7, fontweight="bold",
+                        color=style.system_color(REFERENCE), transform=ax.get_xaxis_transform())
+            for s in systems:
+                r = by.get((s, mb))
+                t.append([model, mb, style.system_name(s),
+                          round(r["tokens_per_s"], 1) if r and r["feasible"] else "does not fit",
+                          round(r["iteration_time_s"], 3) if r and r["feasible"] else "",
+                          f"{ratio:.2f}x" if ratio and s == REFERENCE else ""])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(mbs)
+        ax.set_xticklabels([str(m) for m in mbs])
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(figures.FuncFormatter(figures._count_text))
+        ax.set_xlabel("Micro-batch size (sequences of 1024 tokens)" if sub[0]["input"].get("training", {}).get(
+            "seq_len") == 1024 else "Micro-batch size (sequences)")
+        ax.set_ylabel("Training throughput (tokens/s)")
+        ax.set_title(f"{model} ({_params_text(sub[0]['params'])}), {sub[0]['workers']} workers\n"
+                     f"bold: LuWu / {style.system_name(zi) if zi else 'ZeRO-Infinity'}", fontsize=8.5, pad=12)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(title, fontsize=10)
+    figures.TABLES[name] = (["model", "micro-batch", "system", "tokens/s", "iteration (s)",
+                             "LuWu / ZeRO-Infinity throughput"], t)
+    notes.append("SwitchML is the simulator's ATP-style in-switch aggregation baseline (a separate ATP model does "
+                 "not exist).")
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Per-iteration breakdowns in the paper's three settings
+
+BREAKDOWN_SETTINGS = [("opt-1.3b", 64), ("opt-30b", 32), ("custom-175b", 16)]
+
+
+def paper_breakdowns(lines, out_dir, name="paper_breakdowns"):
+    """LuWu vs ZeRO-Infinity per iteration: OPT-1.3B at micro-batch 64, OPT-30B at 32, Custom-175B at 16."""
+    title = "Per-iteration breakdown, LuWu vs ZeRO-Infinity, in the paper's three settings"
+    table, notes = _table(lines)
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    fig, axes = plt.subplots(1, len(BREAKDOWN_SETTINGS), figsize=(8.0, 4.2))
+    t = []
+    for ax, (model, mb) in zip(axes, BREAKDOWN_SETTINGS):
+        sub = [r for r in table if r["model"] == model and r["micro_batch"] == mb
+               and _is_kind(r["system"], ("luwu", "zero-infinity"))]
+        if not sub:
+            ax.text(0.5, 0.5, f"{model} at micro-batch {mb}\nnot in the sweep", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=8)
+            ax.set_xticks([])
+            ax.set_ylabel("Time per iteration (s)")
+            notes.append(f"{model} at micro-batch {mb}: not in the sweep results")
+            continue
+        systems = sorted({r["system"] for r in sub}, key=style.system_sort_key)
+        t += _breakdown_panel(ax, [(f"{model}, mb {mb}", [(s, _pick(sub, system=s)) for s in systems])],
+                              show_group_titles=False)
+        ax.set_title(f"{model} ({_params_text(sub[0]['params'])})\nmicro-batch {mb}", fontsize=9)
+        if ax is not axes[0]:
+            ax.set_ylabel("")
+    figures.TABLES[name] = (BREAKDOWN_COLUMNS, t)
+    fig.legend(handles=figures.breakdown_legend_handles(), loc="upper center", ncol=5, fontsize=7,
+               bbox_to_anchor=(0.5, 0.945), handlelength=1.5, columnspacing=1.0)
+    fig.suptitle(title, fontsize=9.5, y=0.99)
+    notes.append(RATIO_NOTE)
+    notes.append("Exposed parts are those not hidden behind compute (the paper splits forward, backward and optimizer "
+                 "instead).")
+    return _finish_keep(fig, notes, out_dir, name, top=0.87)
+
+
+def _finish_keep(fig, notes, out_dir, name, top):
+    """_finish with room kept at the top for a figure legend."""
+    text = figures._notes_text(notes)
+    n_lines = text.count("\n") + 1 if text else 0
+    bottom = 0.02 + 0.035 * n_lines
+    fig.tight_layout(rect=(0, bottom, 1, top))
+    if text:
+        fig.text(0.01, 0.01, text, fontsize=7.5, va="bottom", ha="left", color="#444444", wrap=True)
+    return figures._save(fig, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. SM sharing what-if and the other ablations
+
+SM_SHARING = ["zero-infinity-nvme", "zero-infinity-mps", "zero-infinity-preemptive", "luwu"]
+SM_SHARING_NAMES = {
+    "zero-infinity-nvme": "ZeRO-Infinity\n(NVMe), default:\nnon-preemptive",
+    "zero-infinity-mps": "ZeRO-Infinity\n+ MPS (SMs\npartitioned)",
+    "zero-infinity-preemptive": "ZeRO-Infinity\n+ SM preemption\n(hypothetical)",
+    "luwu": "LuWu",
+}
+
+
+def sm_sharing_what_if(lines, out_dir, name="sm_sharing_what_if"):
+    """ZeRO-Infinity with the GPU's default non-preemptive SM sharing, with MPS and with SM
+    preemption, against LuWu (Custom-175B, 8 workers)."""
+    title = "What if ZeRO-Infinity's collectives got SMs by MPS or by preemption?"
+    table, notes = _table(lines)
+    present = [s for s in SM_SHARING if _pick(table, system=s)]
+    if not present:
+        return _no_data(out_dir, name, title, notes + ["none of " + ", ".join(SM_SHARING) + " in the ablation results"])
+    for s in SM_SHARING:
+        if s not in present:
+            notes.append(f"{s}: not in the ablation results")
+    fig, ax = plt.subplots(figsize=(7.0, 4.4))
+    t = _breakdown_panel(ax, [(None, [(s, _pick(table, system=s)) for s in present])], tick_names=SM_SHARING_NAMES)
+    figures.TABLES[name] = (BREAKDOWN_COLUMNS, t)
+    _legend_right(ax)
+    r0 = table[0]
+    ax.set_title(f"{title}\n{r0['model']}, {r0['workers']} workers, micro-batch {r0['micro_batch']}", fontsize=9)
+    notes.append(RATIO_NOTE)
+    notes.append("sm_sharing: non-preemptive (a collective launches at a kernel boundary), mps (SMs statically "
+                 "partitioned), preemptive (takes its SMs at once).")
+    return _finish(fig, notes, out_dir, name)
+
+
+def ablations(lines, out_dir, name="ablations"):
+    """Every variant of the ablation scenario, stacked, with LuWu's speedup over each."""
+    table, notes = _table(lines)
+    title = (f"Ablations on {_common_text(table, 'model')}, {_common_text(table, 'workers')} workers: "
+             "each mechanism switched in turn")
+    if not table:
+        return _no_data(out_dir, name, "Ablations", notes)
+    systems = sorted({r["system"] for r in table}, key=style.system_sort_key)
+    fig, ax = plt.subplots(figsize=(9.0, 4.4))
+    t = _breakdown_panel(ax, [(None, [(s, _pick(table, system=s)) for s in systems])])
+    figures.TABLES[name] = (BREAKDOWN_COLUMNS, t)
+    _legend_right(ax)
+    r0 = table[0]
+    ax.set_title(f"{title}\n({r0['model']}, micro-batch {r0['micro_batch']}, {_network_text(r0['network'])})",
+                 fontsize=9)
+    notes.append(RATIO_NOTE + " LuWu's own variant (layer-centric node) is compared with step-centric LuWu too.")
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Maximum trainable model size vs workers (from `luwusim memory`)
+
+
+def max_model_size(lines, out_dir, name="max_model_size"):
+    """The largest catalog model each system can train per worker count, judged by `luwusim
+    memory` (GPU, host and optimizer-node memory), at the sweep's micro-batch."""
+    title = "Largest trainable model vs number of workers"
+    entries, notes = [], []
+    for line in lines:
+        if "memory" not in line:
+            notes.append(f"point {line.get('index')} ({line.get('point')}): {line.get('error', 'no result')}")
+            continue
+        for m in line["memory"]:
+            entries.append(dict(model=m["model"], params=m["params"], workers=m["workers"], system=m["system"],
+                                runs=m["runs"], why=m.get("problem") or m.get("reason"),
+                                micro_batch=line.get("input", {}).get("training", {}).get("micro_batch")))
+    if not entries:
+        return _no_data(out_dir, name, title, notes)
+    models = sorted({e["model"] for e in entries}, key=lambda m: next(e["params"] for e in entries if e["model"] == m))
+    params = {m: next(e["params"] for e in entries if e["model"] == m) for m in models}
+    workers = sorted({e["workers"] for e in entries})
+    systems = sorted({e["system"] for e in entries}, key=style.system_sort_key)
+    fig, ax = plt.subplots(figsize=(6.8, 4.6))
+    largest = {}
+    for k, system in enumerate(systems):
+        offset = (k - (len(systems) - 1) / 2) * 0.07
+        ys = []
+        for w in workers:
+            ok = [models.index(e["model"]) for e in entries if e["system"] == system and e["workers"] == w and e["runs"]]
+            y = max(ok) if ok else -1
+            largest[(system, w)] = y
+            ys.append(y + offset)
+        ax.plot(workers, ys, color=style.system_color(system), marker=style.system_marker(system),
+                ls=style.system_linestyle(system), label=style.system_name(system), ms=6, lw=1.5)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(workers)
+    ax.set_xticklabels([str(w) for w in workers])
+    ax.set_yticks(range(-1, len(models)))
+    ax.set_yticklabels(["none fits"] + [f"{m} ({_params_text(params[m])})" for m in models], fontsize=7.5)
+    ax.set_ylim(-1.5, len(models) - 0.5)
+    ax.set_xlabel("Workers (one GPU each)")
+    ax.set_ylabel("Largest model that runs (catalog, by parameters)")
+    mbs = sorted({e["micro_batch"] for e in entries if e["micro_batch"]})
+    ax.set_title(f"{title}\n(micro-batch {_mb_list(mbs)}, the paper's testbed per worker; luwusim memory)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    # Why the largest model fails for each system at the most workers.
+    w_max = workers[-1]
+    for system in systems:
+        y = largest[(system, w_max)]
+        if y + 1 < len(models):
+            nxt = models[y + 1]
+            e = next((e for e in entries if e["system"] == system and e["workers"] == w_max and e["model"] == nxt), None)
+            if e and e["why"]:
+                notes.append(f"{style.system_name(system)}, {w_max} workers, {nxt}: {e['why']}")
+    notes.append("Markers of systems at the same model are offset slightly so that none hides another.")
+    columns = ["workers"] + [style.system_name(s) for s in systems]
+    figures.TABLES[name] = (columns, [[w] + [models[largest[(s, w)]] if largest[(s, w)] >= 0 else "none"
+                                           for s in systems] for w in workers])
+    return _finish(fig, notes, out_dir, name)
