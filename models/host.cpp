@@ -43,9 +43,10 @@ OptimizerStepTimes cpu_optimizer_step_times(const HostSpec& host, double params,
   if (p.ssd_share > 0)
     t.ssd_s = host.ssds->streaming_s(params * p.ssd_share * state, params * p.ssd_share * state);
   if (p.cxl_share > 0) t.cxl_s = params * p.cxl_share * state * 2 / host.cxl->achieved_Bps();
-  double dram_bytes = cost.bytes_read_per_param + cost.bytes_written_per_param - 2 * p.cxl_share * state +
-                      2 * p.ssd_share * state;
-  t.dram_s = params * dram_bytes / host.cpu.memory_Bps;
+  const double dram_bytes = cost.bytes_read_per_param + cost.bytes_written_per_param +
+                            host.cpu.optimizer_write_allocate * cost.bytes_written_unread_per_param -
+                            2 * p.cxl_share * state + 2 * p.ssd_share * state;
+  t.dram_s = params * dram_bytes / host.cpu.optimizer_memory_Bps();
   t.compute_s = params * cost.flops_per_param / host.cpu.flops;
   t.total_s = std::max({t.dram_s, t.cxl_s, t.ssd_s, t.compute_s});
   return t;

@@ -6,9 +6,14 @@
 // Out-of-core step, per parameter, state S = cost.state_bytes_per_param (read, and written back):
 //   SSD tier   : SsdArray::streaming_s(ssd_share * S, ssd_share * S)        (read and written back at once)
 //   CXL tier   : cxl_share * S * 2 / cxl_Bps                                 (the CPU reads and writes in place)
-//   DRAM       : (bytes_read + bytes_written - 2 * cxl_share * S + 2 * ssd_share * S) / dram_Bps
+//   DRAM       : (bytes_read + bytes_written + a * bytes_written_unread
+//                 - 2 * cxl_share * S + 2 * ssd_share * S) / dram_Bps
 //                (everything not in CXL passes through DRAM; SSD-resident state is staged into DRAM
-//                 and back out, so it crosses the DRAM bus twice more)
+//                 and back out, so it crosses the DRAM bus twice more; a = the host's
+//                 optimizer_write_allocate: the share of stores to unread lines, the 16-bit copy-out,
+//                 that read the line first)
+//                dram_Bps = CpuSpec::optimizer_memory_Bps(): on sockets >= 2, min(DRAM, UPI / r)
+//                with r the share of the traffic that crosses the inter-socket links
 //   compute    : flops / cpu_flops
 //   time       = params * max(SSD, CXL, DRAM, compute)
 // The max assumes the step streams in chunks with double buffering, so tiers and compute overlap

@@ -16,25 +16,40 @@ constexpr double kAdamParamUpdateFlops = 5;
 constexpr double kWeightDecayFlops = 2;
 constexpr double kMomentumFlops = 2;
 constexpr double kSgdParamUpdateFlops = 2;
+// Gradient bytes read, written, and written to unread lines, per parameter (optimizer_cost.hpp).
+struct GradientTraffic {
+  double read = 0, written = 0, written_unread = 0;
+};
+GradientTraffic gradient_traffic(const OptimizerPrecision& pr) {
+  switch (pr.grad_conversion) {
+    case GradientConversion::in_kernel: return {pr.grad_bytes, 0, 0};
+    case GradientConversion::on_gpu: return {pr.state_bytes, 0, 0};
+    case GradientConversion::on_cpu: return {pr.grad_bytes + pr.state_bytes, pr.state_bytes, pr.state_bytes};
+  }
+  return {};
+}
+
+// The traffic of `states` state arrays updated in place, the gradient and the low-precision copy-out.
+OptimizerCost streaming_cost(const OptimizerPrecision& pr, double states) {
+  const GradientTraffic g = gradient_traffic(pr);
+  OptimizerCost c;
+  c.bytes_read_per_param = g.read + states * pr.state_bytes;
+  c.bytes_written_per_param = g.written + states * pr.state_bytes + pr.low_precision_param_bytes;
+  c.bytes_written_unread_per_param = g.written_unread + pr.low_precision_param_bytes;
+  c.state_bytes_per_param = states * pr.state_bytes;
+  return c;
+}
 }  // namespace
 
 OptimizerCost adam_mixed_precision_cost(const OptimizerPrecision& pr, bool decoupled_weight_decay) {
-  const double states = 3;  // master param, m, v
-  OptimizerCost c;
-  c.bytes_read_per_param = pr.grad_bytes + states * pr.state_bytes;
-  c.bytes_written_per_param = states * pr.state_bytes + pr.low_precision_param_bytes;
-  c.state_bytes_per_param = states * pr.state_bytes;
+  OptimizerCost c = streaming_cost(pr, 3);  // master param, m, v
   c.flops_per_param = kGradUnscaleFlops + kAdamFirstMomentFlops + kAdamSecondMomentFlops + kAdamBiasCorrectionFlops +
                       kAdamParamUpdateFlops + (decoupled_weight_decay ? kWeightDecayFlops : 0);
   return c;
 }
 
 OptimizerCost sgd_momentum_cost(const OptimizerPrecision& pr, bool weight_decay) {
-  const double states = 2;  // master param, momentum buffer
-  OptimizerCost c;
-  c.bytes_read_per_param = pr.grad_bytes + states * pr.state_bytes;
-  c.bytes_written_per_param = states * pr.state_bytes + pr.low_precision_param_bytes;
-  c.state_bytes_per_param = states * pr.state_bytes;
+  OptimizerCost c = streaming_cost(pr, 2);  // master param, momentum buffer
   c.flops_per_param = kGradUnscaleFlops + kMomentumFlops + kSgdParamUpdateFlops + (weight_decay ? kWeightDecayFlops : 0);
   return c;
 }

@@ -73,6 +73,9 @@ std::string range_problem(const FieldSpec& spec, double value) {
     case FieldRange::HalfOpenFraction:
       if (!(value >= 0 && value < 1)) return "must be a fraction in [0, 1)";
       break;
+    case FieldRange::Share:
+      if (!(value >= 0 && value <= 1)) return "must be a fraction in [0, 1]";
+      break;
     case FieldRange::Flag:
       if (value != 0 && value != 1) return "must be true or false";
       break;

@@ -81,6 +81,14 @@ std::vector<KindSpec> build_kinds() {
           {"dram_stream_efficiency", Dim::Fraction, FieldRange::UnitInterval, kRequired, kReal,
            "achieved streaming share of the DRAM wire bandwidth"},
           {"dram_latency", Dim::Seconds, FieldRange::NonNegative, kOptional, kReal, "idle DRAM load latency"},
+          {"upi_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
+           "inter-socket links (UPI), all links and both directions together; required with sockets >= 2"},
+          {"numa_remote_fraction", Dim::Fraction, FieldRange::Share, kOptional, kReal,
+           "share of a CPU optimizer's DRAM traffic that crosses the inter-socket links (memory not bound "
+           "per socket); with sockets >= 2 (absent: 0.5, interleaved pages or first touch by one thread)"},
+          {"optimizer_write_allocate", Dim::Fraction, FieldRange::Share, kOptional, kReal,
+           "share of the CPU optimizer's stores to unread lines (the 16-bit parameter copy-out) that read "
+           "the line first (absent: 1, ordinary stores as DeepSpeed's cpu_adam; 0: non-temporal stores)"},
           {"adam_thread_update_rate", Dim::Hertz, FieldRange::Positive, kOptional, kReal,
            "mixed-precision Adam updates one thread runs per second (unit param/s; LuWu's optimizer node "
            "sizes its threads with it, models/optimizer_node.hpp)"},

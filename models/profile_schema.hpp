@@ -13,6 +13,7 @@ enum class FieldRange {
   NonNegative,       // >= 0: latencies, overheads
   UnitInterval,      // (0, 1]: efficiencies
   HalfOpenFraction,  // [0, 1): shares of throughput lost
+  Share,             // [0, 1]: shares that may be none or all (of traffic, of stores)
   Flag,              // a JSON boolean with unit "boolean"
   Choice,            // one of FieldSpec::choices, a JSON string with unit "choice"; stored as its index
 };

@@ -224,7 +224,27 @@ MemorySpec memory_from_profile(const Profile& p) {
 
 CpuSpec cpu_from_profile(const Profile& p) {
   require_kind(p, {"host"});
-  return CpuSpec{static_cast<int>(p.get("cores")), memory_from_profile(p).achieved_Bps(), p.get("cpu_peak_fp32_flops")};
+  CpuSpec c;
+  c.cores = static_cast<int>(p.get("cores"));
+  c.memory_Bps = memory_from_profile(p).achieved_Bps();
+  c.flops = p.get("cpu_peak_fp32_flops");
+  c.sockets = static_cast<int>(p.get_or("sockets", 1));
+  c.optimizer_write_allocate = p.get_or("optimizer_write_allocate", kDefaultOptimizerWriteAllocate);
+  if (c.sockets >= 2) {
+    if (!p.has("upi_bandwidth"))
+      throw InputError(p.file, p.json_path + ".fields.upi_bandwidth",
+                       "host \"" + p.name + "\" has " + std::to_string(c.sockets) +
+                           " sockets: give upi_bandwidth, the inter-socket links' bandwidth (all links, both "
+                           "directions), e.g. from the CPU's datasheet (links x GT/s x 2 B x 2)");
+    c.upi_Bps = p.get("upi_bandwidth");
+    c.numa_remote_fraction = p.get_or("numa_remote_fraction", kDefaultNumaRemoteFraction);
+  }
+  return c;
+}
+
+double CpuSpec::optimizer_memory_Bps() const {
+  if (sockets < 2 || numa_remote_fraction <= 0) return memory_Bps;
+  return std::min(memory_Bps, upi_Bps / numa_remote_fraction);
 }
 
 }  // namespace luwu::models

@@ -99,6 +99,7 @@ OutOfCoreRun time_adam_out_of_core(ThreadPool& pool, KernelIsa isa, HalfFormat f
     }
     run.file_bytes = static_cast<double>(optimizer.file_bytes());
     run.staging_bytes = static_cast<double>(optimizer.staging_bytes());
+    run.request_bytes = static_cast<double>(OutOfCoreAdam::request_bytes_for(params, dram_buffer_bytes));
     run.direct_io = run.direct_io && optimizer.direct_io();
   }
   run.seconds_per_step = median(times);

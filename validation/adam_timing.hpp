@@ -26,6 +26,7 @@ struct OutOfCoreRun {
   double seconds_per_step = 0;
   double file_bytes = 0;
   double staging_bytes = 0;
+  double request_bytes = 0;  // each read and write of a block
   bool direct_io = false;
   // Bytes read plus written per second by the same pipeline with no update (OutOfCoreAdam::
   // stream_state_s), on the same files, before and after their timed steps: the median.

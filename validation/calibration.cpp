@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "validation/adam_timing.hpp"
+#include "validation/step_time_validation.hpp"
 
 namespace luwu::validation {
 
@@ -59,12 +60,21 @@ Calibration calibrate_host(const CalibrationOptions& o, const std::function<void
   c.peak_fp32_flops = measure_peak_fp32_flops(pool);
   progress(fmt::format("calibrate:   {:.1f} GFLOP/s", c.peak_fp32_flops / 1e9));
   if (o.disk) {
-    progress("calibrate: scratch file bandwidth in " + o.scratch_dir);
-    c.file = measure_file_bandwidth(o.scratch_dir, o.quick ? (256u << 20) : (1u << 30), 8u << 20, o.quick ? 3 : 5);
+    // The out-of-core step's own pattern: its request size and file size, O_DIRECT where the
+    // filesystem takes it.
+    const OutOfCoreCase ooc = validation_out_of_core_case(o.quick);
+    const std::size_t request = o.disk_request_bytes != 0 ? o.disk_request_bytes : ooc.request_bytes();
+    const std::size_t file = o.disk_file_bytes != 0 ? o.disk_file_bytes : ooc.file_bytes();
+    progress(fmt::format("calibrate: scratch file bandwidth in {}: {:.2f} MiB requests over a {:.0f} MiB file, as the "
+                         "out-of-core step issues them",
+                         o.scratch_dir, request / 1048576.0, file / 1048576.0));
+    c.file = measure_file_bandwidth(o.scratch_dir, file, request, o.quick ? 3 : 5);
     progress(fmt::format("calibrate:   read {:.2f} GB/s, write {:.2f} GB/s, in-place read -> write-back {:.2f} GB/s "
-                         "(read + written), 4 KiB read latency {:.1f} us{}",
+                         "(read + written), 4 KiB read latency {:.1f} us, {}",
                          c.file.read_Bps / 1e9, c.file.write_Bps / 1e9, c.file.read_write_Bps / 1e9, c.file.read_latency_s * 1e6,
-                         c.file.direct_io ? "" : " (buffered: no O_DIRECT)"));
+                         c.file.direct_io ? "O_DIRECT"
+                                          : "buffered I/O: the filesystem refused O_DIRECT (tmpfs?), so the rates are "
+                                            "the page cache's with fsync, not the device's"));
   }
   if (!o.kernels) return c;
   const std::size_t adam_params = o.quick ? (16u << 20) : (64u << 20);
@@ -110,16 +120,17 @@ Json host_profile_json(const Calibration& c) {
 
 Json ssd_profile_json(const Calibration& c) {
   const std::string on = "calibrated on " + c.hostname + " " + c.date;
-  const std::string how = fmt::format("{}, {} MiB requests, median of {} passes over a {} MiB file",
-                                      c.file.direct_io ? "O_DIRECT" : "buffered I/O with fsync, cache dropped",
-                                      c.file.io_bytes >> 20, c.file.passes, c.file.file_bytes >> 20);
+  const std::string how = fmt::format("{}, {:.2f} MiB requests, median of {} passes over a {:.0f} MiB file",
+                                      c.file.direct_io ? "O_DIRECT" : "buffered I/O with fsync, cache dropped (O_DIRECT refused)",
+                                      c.file.io_bytes / 1048576.0, c.file.passes, c.file.file_bytes / 1048576.0);
   Json fields;
   fields["read_bandwidth"] = field(c.file.read_Bps / 1e9, "GB/s", on + ": sequential read of a scratch file in " + c.scratch_dir + " (" + how + ")");
   fields["write_bandwidth"] = field(c.file.write_Bps / 1e9, "GB/s", on + ": sequential write of a scratch file in " + c.scratch_dir + " (" + how + ")");
   fields["read_write_bandwidth"] =
       field(c.file.read_write_Bps / 1e9, "GB/s",
             on + ": bytes read plus written per second while one reader streams the file and one writer rewrites "
-                 "each request in place once read, 4 in flight, as the out-of-core optimizer does (" + how + ")");
+                 "each request in place once read, 4 in flight, the out-of-core optimizer's requests and pattern "
+                 "(validation/out_of_core_adam.hpp; " + how + "); the out-of-core prediction's binding rate");
   fields["capacity"] = field(c.file_capacity_bytes / 1e9, "GB", on + ": size of the filesystem holding " + c.scratch_dir);
   fields["latency"] = field(c.file.read_latency_s * 1e6, "us", on + ": median of 64 random 4 KiB reads");
   return Json{{"name", "calibrated-ssd-" + c.hostname},

@@ -4,6 +4,7 @@
 // result as two hardware profiles in the models' format: the host (kind "host": CPU and DRAM) and
 // the SSD tier (kind "ssd": the scratch directory's device).  Every field's source is
 // "calibrated on <hostname> <date>" with what was measured.
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -18,6 +19,11 @@ struct CalibrationOptions {
   unsigned threads = 0;     // 0: all hardware threads
   bool disk = true;         // measure the scratch directory's device (the SSD profile needs it)
   bool kernels = true;      // time the Adam step in memory and out of core (for the description)
+  // The disk's pattern: requests of this size (4 in flight, one reader, one writer) over a file of
+  // this size.  0: those of validate's out-of-core case (validation_out_of_core_case(quick)), so
+  // that its prediction uses the rate its own I/O meets.
+  std::size_t disk_request_bytes = 0;
+  std::size_t disk_file_bytes = 0;
 };
 
 struct Calibration {

@@ -15,8 +15,17 @@ namespace luwu::validation {
 
 namespace {
 
-constexpr std::size_t kSlots = 4;  // one being read, one or two being updated, one being written
+constexpr std::size_t kSlots = OutOfCoreAdam::kRequestsInFlight;
 constexpr std::size_t kBlockGranularityParams = 1024;  // 4 KiB of fp32 per region
+
+// Parameters per block: the staging buffer split over the slots, in whole 4 KiB regions, no more
+// than the parameters need.
+std::size_t block_params_for(std::size_t param_count, std::size_t dram_buffer_bytes) {
+  const std::size_t min_slot = 3 * sizeof(float) * kBlockGranularityParams;
+  const std::size_t params_rounded_up =
+      (param_count + kBlockGranularityParams - 1) / kBlockGranularityParams * kBlockGranularityParams;
+  return std::min(dram_buffer_bytes / kSlots / min_slot * kBlockGranularityParams, params_rounded_up);
+}
 
 [[noreturn]] void throw_errno(const std::string& what) {
   throw std::system_error(errno, std::generic_category(), what);
@@ -31,10 +40,7 @@ OutOfCoreAdam::OutOfCoreAdam(std::string path, std::size_t param_count, std::siz
   const std::size_t min_slot = 3 * sizeof(float) * kBlockGranularityParams;
   if (dram_buffer_bytes < kSlots * min_slot)
     throw std::invalid_argument("the DRAM staging buffer must hold at least " + std::to_string(kSlots * min_slot) + " bytes");
-  const std::size_t params_rounded_up =
-      (param_count + kBlockGranularityParams - 1) / kBlockGranularityParams * kBlockGranularityParams;
-  block_params_ = dram_buffer_bytes / kSlots / min_slot * kBlockGranularityParams;
-  block_params_ = std::min(block_params_, params_rounded_up);
+  block_params_ = block_params_for(param_count, dram_buffer_bytes);
   block_count_ = (param_count + block_params_ - 1) / block_params_;
   for (std::size_t i = 0; i < kSlots; ++i) slots_.emplace_back(3 * block_params_);
 
@@ -59,6 +65,10 @@ OutOfCoreAdam::OutOfCoreAdam(std::string path, std::size_t param_count, std::siz
       if (fd_ < 0) throw_errno(path_ + ": cannot reopen the optimizer state file");
     }
   }
+}
+
+std::size_t OutOfCoreAdam::request_bytes_for(std::size_t param_count, std::size_t dram_buffer_bytes) {
+  return 3 * sizeof(float) * block_params_for(param_count, dram_buffer_bytes);
 }
 
 OutOfCoreAdam::~OutOfCoreAdam() {

@@ -47,6 +47,11 @@ class OutOfCoreAdam {
   // the device's share of a step, measured on this very file (the state is left as it was).
   double stream_state_s();
 
+  // The size of every read and write the step issues (one block's three regions): what
+  // `luwusim calibrate` measures the disk with.  Same arguments as the constructor.
+  static std::size_t request_bytes_for(std::size_t param_count, std::size_t dram_buffer_bytes);
+  static constexpr int kRequestsInFlight = 4;  // staging slots: one read, one or two updated, one written
+
   std::size_t param_count() const { return param_count_; }
   std::size_t block_params() const { return block_params_; }
   std::size_t block_count() const { return block_count_; }

@@ -35,4 +35,14 @@ inline models::OptimizerCost adam_cost(workloads::DType dtype) {
   return models::adam_mixed_precision_cost(precision);
 }
 
+// DeepSpeed's CPU Adam (ZeRO-Offload, ZeRO-Infinity): the 16-bit gradient is widened to fp32 on
+// the GPU before it is copied to host (models/optimizer_cost.hpp, GradientConversion::on_gpu), so
+// the kernel reads a 4 B gradient.
+inline models::OptimizerCost deepspeed_cpu_adam_cost(workloads::DType dtype) {
+  models::OptimizerPrecision precision;
+  precision.grad_conversion = models::GradientConversion::on_gpu;
+  if (dtype == workloads::DType::Fp32) precision = {/*grad*/ 4, /*state*/ 4, /*low precision param*/ 0};
+  return models::adam_mixed_precision_cost(precision);
+}
+
 }  // namespace luwu::sim

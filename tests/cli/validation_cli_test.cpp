@@ -63,7 +63,45 @@ TEST_CASE("calibrate --quick writes a host and an SSD profile with calibrated so
     any_out_of_core = any_out_of_core || c.at("out_of_core").get<bool>();
   }
   CHECK(any_out_of_core);
+
+  // Verdicts: the default tolerances are stated in the output.  At tolerance 0 no measured step
+  // matches its prediction exactly, so --check exits 1 (not 2: the input was fine) and says why.
+  r = run_luwusim("validate --quick --scale 0.02 --check --in-memory-tolerance 0 --out-of-core-tolerance 0 --dir " +
+                  dir + " --profile " + host);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("verdict") != std::string::npos);
+  CHECK(r.out.find("tolerance") != std::string::npos);
+  CHECK(r.out.find("FAIL") != std::string::npos);
+  CHECK(r.out.find("0% in memory, 0% out of core") != std::string::npos);
+  CHECK(r.err.find("validate --check:") != std::string::npos);
+  // The out-of-core case says how its state file was read and written, and in what requests.
+  CHECK(r.out.find("state file I/O") != std::string::npos);
+  CHECK(r.out.find("MiB per request") != std::string::npos);
+
+  // Without --check the same failed verdicts are reported, and the exit code stays 0.
+  r = run_luwusim("validate --quick --scale 0.02 --json --in-memory-tolerance 0 --out-of-core-tolerance 0 --dir " +
+                  dir + " --profile " + host);
+  REQUIRE(r.exit_code == 0);
+  for (const auto& c : nlohmann::json::parse(r.out)) {
+    CHECK(c.at("tolerance_pct").get<double>() == 0);
+    CHECK(c.at("verdict") == "fail");
+    CHECK(c.at("paired_verdict") == "fail");
+  }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("validate states its default tolerances: 10% in memory, 20% out of core") {
+  auto r = run_luwusim("validate --help");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("--in-memory-tolerance") != std::string::npos);
+  CHECK(r.out.find("--out-of-core-tolerance") != std::string::npos);
+  CHECK(r.out.find("--check") != std::string::npos);
+  CHECK(r.out.find("=10") != std::string::npos);
+  CHECK(r.out.find("=20") != std::string::npos);
+}
+
+TEST_CASE("validate with a negative tolerance is bad input (exit 2)") {
+  CHECK(run_luwusim("validate --quick --in-memory-tolerance -1").exit_code == 2);
 }
 
 TEST_CASE("validate with a missing profile is bad input (exit 2, the file named)") {

@@ -99,10 +99,17 @@ inline double gpu_optimizer_s(const sim::Hardware& hw, double params) {
                                          hw.gpu.peak_fp32_flops);
 }
 
-// Adam on the CPU over `params` whose state is all in the worker server's DRAM.
+// DeepSpeed's CPU Adam (ZeRO-Offload, ZeRO-Infinity): the gradient is widened to fp32 on the GPU,
+// so the kernel reads 4 B of it (models/optimizer_cost.hpp).
+inline models::OptimizerCost deepspeed_adam_cost() {
+  models::OptimizerPrecision precision;
+  precision.grad_conversion = models::GradientConversion::on_gpu;
+  return models::adam_mixed_precision_cost(precision);
+}
+
+// DeepSpeed's Adam on the CPU over `params` whose state is all in the worker server's DRAM.
 inline double cpu_optimizer_s(const sim::Hardware& hw, double params) {
-  return models::cpu_optimizer_step_times(hw.worker_host, params, models::adam_mixed_precision_cost(), {1, 0, 0})
-      .total_s;
+  return models::cpu_optimizer_step_times(hw.worker_host, params, deepspeed_adam_cost(), {1, 0, 0}).total_s;
 }
 
 // The kernels' undisturbed time, with the shape synthetic_trace gives its ops (a transformer

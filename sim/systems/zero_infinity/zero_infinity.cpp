@@ -148,7 +148,7 @@ class ZeroInfinitySchedule : public Schedule {
   // update -> write back, overlapped as pipeline_read / pipeline_write allow (swapper_policy).
   void cpu_step(RankEnv& env, double params) const {
     const auto& host = env.cluster.hw.worker_host;
-    const auto cost = adam_cost(env.trace().training.dtype);
+    const auto cost = deepspeed_cpu_adam_cost(env.trace().training.dtype);
     const bool on_nvme = settings_.offload == Tier::Nvme;
     auto update_s = [&](double p) {
       const auto t = models::cpu_optimizer_step_times(host, p, cost, on_nvme ? models::StatePlacement{0, 0, 1}

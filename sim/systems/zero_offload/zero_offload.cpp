@@ -136,7 +136,8 @@ class ZeroOffloadSchedule : public Schedule {
   // Adam over the rank's shard, its optimizer state in the server's DRAM.
   static void cpu_step(RankEnv& env, double params) {
     const auto t = models::cpu_optimizer_step_times(env.cluster.hw.worker_host, params,
-                                                    adam_cost(env.trace().training.dtype), models::StatePlacement{1, 0, 0});
+                                                    deepspeed_cpu_adam_cost(env.trace().training.dtype),
+                                                    models::StatePlacement{1, 0, 0});
     execute_on(env.hosts.cpu, t.total_s);
   }
 
