@@ -55,6 +55,17 @@ inline Json load_json_file(const std::string& file) {
   return parse_json_text(buf.str(), file);
 }
 
+// The stems of the .json files in `dir` ("a100-40gb-sxm" for a100-40gb-sxm.json), sorted; none
+// when the folder is missing.
+inline std::vector<std::string> json_file_stems(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // A view of one JSON value with its file and path.
 class JsonNode {
  public:

@@ -1,6 +1,5 @@
 #include "models/prices.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -11,15 +10,6 @@ namespace {
 
 // Parts a server's price can include: the kinds of the topology's devices inside a server.
 const std::vector<std::string> kIncludable = {"gpu", "nic", "smartnic", "ssd"};
-
-std::vector<std::string> shipped_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(prices_dir(), ec))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 }  // namespace
 
@@ -64,7 +54,7 @@ PriceList find_price_list(const std::string& name_or_path) {
   const std::string path = is_path ? name_or_path : prices_dir() + "/" + name_or_path + ".json";
   if (!std::filesystem::exists(path)) {
     std::string known;
-    for (const auto& n : shipped_names()) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& n : json_file_stems(prices_dir())) known += (known.empty() ? "" : ", ") + n;
     throw InputError(name_or_path, "", "no price list " + (is_path ? "file" : "of that name in " + prices_dir()) +
                                            "; shipped: " + (known.empty() ? "none" : known));
   }

@@ -189,14 +189,7 @@ std::string profiles_dir() {
   return std::string(LUWUSIM_SOURCE_DIR) + "/models/profiles";
 }
 
-std::vector<std::string> shipped_profile_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(profiles_dir(), ec))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> shipped_profile_names() { return json_file_stems(profiles_dir()); }
 
 Profile ProfileCatalog::resolve(const std::string& name_or_path) const {
   if (const Profile* own = find(name_or_path)) return *own;
