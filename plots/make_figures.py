@@ -37,6 +37,7 @@ SWEEPS = [
     ("model-microbatch", "paper", "sweep"),
     ("ablations", "paper", "sweep"),
     ("max-model-size", "paper", "memory"),
+    ("fat-tree-oversubscription", "sweeps", "sweep"),
 ]
 
 # (figure file name, the sweep (results stem) it draws, module, function)
@@ -55,6 +56,7 @@ FIGURES = [
     ("sm_sharing_what_if", "ablations", "paper_figures", "sm_sharing_what_if"),
     ("ablations", "ablations", "paper_figures", "ablations"),
     ("max_model_size", "max-model-size", "paper_figures", "max_model_size"),
+    ("oversubscription_knee", "fat-tree-oversubscription", "figures", "oversubscription_knee"),
 ]
 TIMELINE_FIGURE = "compute_communication_streams"
 

@@ -331,7 +331,8 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
               .exit_code == 0);
   // The paper's figures (plots/paper_figures.py) on tiny stand-ins for scenarios/paper: LuWu against
   // ZeRO-Infinity by worker count, and a micro-batch axis.  The sweeps without results
-  // (paper-sensitivity, ablations, max-model-size) are drawn as panels naming the missing sweep.
+  // (paper-sensitivity, ablations, max-model-size, fat-tree-oversubscription) are drawn as panels
+  // naming the missing sweep.
   const std::string paper = "sweep " + dir / "base.json" + " --jobs 2";
   REQUIRE(run_luwusim(paper + " --set 'systems=[\"luwu\",\"zero-infinity\"]' --set cluster.workers=2,4 -o " +
                       dir / "results/headline.jsonl")
@@ -347,7 +348,8 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
   const std::vector<std::string> figures = {
       "throughput_vs_model_size", "iteration_breakdown", "switchml_breakdown", "scalability", "network_100_vs_200",
       "headline_175b", "headline_175b_workers", "sensitivity", "mfu_vs_model_size", "throughput_vs_micro_batch",
-      "paper_breakdowns", "sm_sharing_what_if", "ablations", "max_model_size", "compute_communication_streams"};
+      "paper_breakdowns", "sm_sharing_what_if", "ablations", "max_model_size", "oversubscription_knee",
+      "compute_communication_streams"};
   for (const std::string& figure : figures)
     for (const char* ext : {".png", ".pdf"}) {
       const fs::path file = dir.path / (figure + ext);
