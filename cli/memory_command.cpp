@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.hpp"
+#include "cli/quantity_flag.hpp"
 #include "common/units.hpp"
 #include "sim/engine/hardware.hpp"
 #include "sim/experiment/scenario.hpp"
@@ -116,7 +117,7 @@ int run_model_memory(const MemoryArgs& a) {
   training.recompute = a.recompute;
   training.memory_efficient_attention = a.memory_efficient_attention;
   training.dtype = parse_dtype(a.dtype);
-  const double gpu_bytes = units::parse_quantity(a.gpu_memory, units::Dim::Bytes);
+  const double gpu_bytes = luwu::cli::quantity_flag("--gpu-mem", a.gpu_memory, units::Dim::Bytes, "40GB or 80GiB");
 
   luwu::Json settings = luwu::Json::object();
   if (a.offload_checkpoints) settings["offload_activation_checkpoints"] = true;

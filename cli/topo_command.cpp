@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "cli/command_registry.hpp"
+#include "cli/quantity_flag.hpp"
 #include "common/atomic_write.hpp"
 #include "common/choice.hpp"
 #include "common/units.hpp"
@@ -46,7 +47,8 @@ void apply_common(P& p, const BuildOptions& o) {
   if (!o.pcie.empty()) p.pcie_profile = o.pcie;
   if (!o.host.empty()) p.host_profile = o.host;
   if (!o.ssd.empty()) p.ssd_profile = o.ssd;
-  if (!o.network.empty()) p.network_Bps = luwu::units::parse_quantity(o.network, luwu::units::Dim::BytesPerSecond);
+  if (!o.network.empty())
+    p.network_Bps = luwu::cli::quantity_flag("--network", o.network, luwu::units::Dim::BytesPerSecond, "100Gb/s");
 }
 
 template <typename P>

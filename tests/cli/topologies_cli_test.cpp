@@ -50,5 +50,8 @@ TEST_CASE("topo: bad input exits 2 with a message naming the file and path") {
   CHECK(r.exit_code == 2);
   CHECK(has(r.err, "unknown topology kind \"dgz\" (did you mean \"dgx\"?); expected \"luwu-star\", \"dgx\" or \"fat-tree\""));
   CHECK(run_luwusim("topo build --kind luwu-star --network fast -o " + tmp("x.json")).exit_code == 2);
+  auto bare = run_luwusim("topo build --kind luwu-star --network 100 -o " + tmp("x.json"));  // 100 B/s? say the unit
+  CHECK(bare.exit_code == 2);
+  CHECK(bare.err.find("--network 100: give a unit") != std::string::npos);
   CHECK(run_luwusim("topo show " + tmp("missing.json")).exit_code == 2);
 }

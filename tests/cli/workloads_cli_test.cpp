@@ -163,6 +163,10 @@ TEST_CASE("memory: --param-fetch and --prefetch-layers choose how ZeRO-3 gathers
 TEST_CASE("memory: bad arguments are exit 2") {
   CHECK(run_luwusim("memory --model gpt3-175b --system zero-3 --workers 8 --gpu-mem 40GB").exit_code == 2);
   CHECK(run_luwusim("memory --model gpt3-175b --system ddp --workers 8 --gpu-mem 40XB").exit_code == 2);
+  // A quantity on the command line names its unit: a bare 40 is not silently 40 bytes.
+  auto bare = run_luwusim("memory --model gpt3-175b --system ddp --workers 8 --gpu-mem 40");
+  CHECK(bare.exit_code == 2);
+  CHECK(contains(bare.err, "--gpu-mem 40: give a unit"));
   CHECK(run_luwusim("memory --model gpt3-175b --system ddp --workers 0 --gpu-mem 40GB").exit_code == 2);
   CHECK(run_luwusim("memory --model nope --system ddp --workers 8 --gpu-mem 40GB").exit_code == 2);
 }
