@@ -228,10 +228,12 @@ std::string run_to_table(const ScenarioRun& run) {
   // The scenario's first system's speedup over every other system that runs, as a paper reports
   // its system against the baselines; when the first does not run, every system's speedup over
   // the slowest.
+  // A ratio needs two systems that run.
   const SystemResult* first = !run.results.empty() && run.results.front().feasible ? &run.results.front() : nullptr;
+  const auto running = std::count_if(run.results.begin(), run.results.end(), [](const SystemResult& r) { return r.feasible; });
   bool header = false;
   for (const auto& r : run.results) {
-    if (!r.feasible || slowest <= 0 || &r == first) continue;
+    if (running < 2 || !r.feasible || slowest <= 0 || &r == first) continue;
     if (!header)
       out << (first ? "\n" + first->system + "'s speedup over:\n" : "\nspeedup over the slowest system that runs:\n");
     header = true;

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include "tests/cli/run_command.hpp"
 
 TEST_CASE("an unknown command is bad input: exit code 2 and a message") {
@@ -25,4 +28,19 @@ TEST_CASE("run --mode takes auto, detailed or coarse, and suggests the nearest f
   r = run_luwusim("run no-such-scenario.json --mode fast");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("unknown --mode \"fast\"") != std::string::npos);
+}
+
+TEST_CASE("run prints a speedup only between two systems that run") {
+  const std::string scenario = std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/small-zero3-vs-ddp.json";
+  auto both = run_luwusim("run " + scenario);
+  REQUIRE(both.exit_code == 0);
+  CHECK(both.out.find("ddp's speedup over:") != std::string::npos);
+  // LuWu cannot run without an optimizer node: one system runs, so no ratio is printed.
+  std::ofstream("cli-one-runs.json") << R"({"model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 128},
+    "cluster": {"topology": "dgx", "servers": 1, "gpus_per_server": 2}, "systems": ["luwu", "ddp"]})";
+  auto one = run_luwusim("run cli-one-runs.json");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.out.find("does not run") != std::string::npos);
+  CHECK(one.out.find("speedup") == std::string::npos);
+  std::remove("cli-one-runs.json");
 }
