@@ -107,7 +107,8 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
       fetched_for[steps[queue].module] = static_cast<long long>(queue);
       ++queue;
     }
-    // Prefetch: at least one use, until the bucket is full or the live budget spent.
+    // Prefetch while budget is left: at least one module, until the bucket is full or the live
+    // budget spent (the last module may overshoot it, as DeepSpeed's loop does).
     const double budget = std::min(s.max_live_parameters - live_params, s.prefetch_bucket_size);
     std::vector<std::size_t> batch;
     std::size_t first_use = 0;
