@@ -60,6 +60,7 @@ VARIANT_NAMES = {
     "two-streams": " + two collective streams",
     "pipelined-swapper": " + pipelined swapper",
     "layer-centric": " (layer-centric node)",
+    "gpu-kernel-push-pull": " (push/pull by GPU kernels)",
     "nvme-pipelined": " (NVMe, pipelined swapper)",
 }
 VARIANT_LINESTYLES = {"dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}

@@ -24,6 +24,7 @@ GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& 
   // Between GEMMs the engine must never be what limits a collective: it runs at the HBM's rate.
   if (spec_.collective_bandwidth_drop > 0 && paced_Bps > 0 && paced_Bps < spec_.hbm_Bps) {
     engine_ = make_pacing_host(host->get_name() + "/collective-engine", {spec_.hbm_Bps, paced_Bps});
+    receive_engine_ = make_pacing_host(host->get_name() + "/collective-engine-receive", {spec_.hbm_Bps, paced_Bps});
   }
 }
 
@@ -36,13 +37,19 @@ void GpuDevice::run_kernel(const std::string& label, const std::string& category
   running_since_s_ = start;
   ++launched_;
   const bool paces = engine_ != nullptr && is_gemm;
-  if (paces) engine_->set_pstate(1);
+  if (paces) {
+    engine_->set_pstate(1);
+    receive_engine_->set_pstate(1);
+  }
   // The host's speed stands for the GPU's undisturbed throughput: `seconds` of work at that speed;
   // under MPS the compute stream always has only its partition of the SMs.
   double work = seconds * host_->get_speed();
   if (sharing_ == SmSharing::Mps) work /= 1 - spec_.collective_sm_share;
   simgrid::s4u::this_actor::execute(work);
-  if (paces) engine_->set_pstate(0);
+  if (paces) {
+    engine_->set_pstate(0);
+    receive_engine_->set_pstate(0);
+  }
   {
     std::unique_lock lock(*mutex_);
     running_sm_share_ = 0;

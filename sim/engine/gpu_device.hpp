@@ -65,6 +65,9 @@ class GpuDevice {
   RankTimes& times() { return times_; }
   // The host that paces this GPU's collective steps, or nullptr when nothing slows them.
   simgrid::s4u::Host* collective_engine() const { return engine_; }
+  // The same pace for a second stream in the other direction: a kernel receiving (a pull) while
+  // another sends (a push).  A collective's ring step sends and receives as one, on the engine above.
+  simgrid::s4u::Host* receive_engine() const { return receive_engine_; }
 
   // Runs an op's kernels (or a run of them) in order (called from the rank's actor).
   void run_kernels(const std::string& label, std::span<const KernelRun> kernels);
@@ -113,6 +116,7 @@ class GpuDevice {
   RankTimes times_;
   Load collective_, dma_;
   simgrid::s4u::Host* engine_ = nullptr;
+  simgrid::s4u::Host* receive_engine_ = nullptr;
   // The launch gate: the SM share of the compute kernel running now, and kernel boundaries seen.
   simgrid::s4u::MutexPtr mutex_;
   simgrid::s4u::ConditionVariablePtr boundary_;

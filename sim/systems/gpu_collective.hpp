@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/systems/data_mover.hpp"
 #include "sim/systems/schedule.hpp"
 #include "sim/systems/system_entry.hpp"
 #include "sim/engine/stream.hpp"
@@ -39,8 +40,7 @@ inline CompletionPtr enqueue_gpu_collective(Stream& stream, RankEnv& env, Collec
   return stream.enqueue(
       std::move(label),
       [&env, op, tag = std::move(tag), buffer_bytes, issued = env.gpu.kernels_launched()] {
-        env.gpu.await_collective_launch(issued);
-        GpuDevice::LoadScope kernel(env.gpu, GpuDevice::LoadKind::CollectiveKernel);
+        DataMoverScope kernel(env.gpu, DataMover::GpuKernel, issued);  // its steps are paced by the group
         auto& collectives = env.cluster.collectives;
         switch (op) {
           case CollectiveOp::AllReduce: collectives.all_reduce(tag, env.rank(), buffer_bytes); break;

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "sim/engine/countdown.hpp"
+#include "sim/engine/pacing_host.hpp"
+#include "sim/systems/data_mover.hpp"
 #include "sim/systems/schedule.hpp"
 #include "sim/engine/transfers.hpp"
 #include "sim/systems/system_entry.hpp"
@@ -68,12 +70,13 @@ class InSwitchAggregation {
   }
   void on_summed(OnSummed callback) { on_summed_ = std::move(callback); }
 
-  // One worker's NIC sends its copy of the round, piece by piece (from the worker's actor or stream).
-  void send(RankEnv& env, std::size_t round) {
+  // One worker sends its copy of the round, piece by piece (from the worker's actor or stream), by
+  // its NIC's DMA or by a GPU kernel issued when `issued_after` kernels had launched (data_mover.hpp).
+  void send(RankEnv& env, std::size_t round, DataMover mover = DataMover::NicDma, std::uint64_t issued_after = 0) {
     const double piece = piece_wire_bytes(round);
-    GpuDevice::LoadScope dma(env.gpu, GpuDevice::LoadKind::NicDma);
+    DataMoverScope moving(env.gpu, mover, issued_after);
     for (int c = 0; c < settings_.pieces; ++c) {
-      transfer(env.gpu.host(), switch_, piece, env_.traffic, rate_Bps_);
+      paced(moving.pace(), piece, [&] { transfer(env.gpu.host(), switch_, piece, env_.traffic, rate_Bps_); });
       auto& all = rounds_[round].arrivals[static_cast<std::size_t>(c)];
       all->arrive();
       if (all->done()->done()) on_summed_(round, c, piece);

@@ -12,6 +12,8 @@
 //    arrived, pipelined behind backward: layer l's state is prefetched from SSD into DRAM
 //    (`state_prefetch_layers` ahead), updated on the node's CPU (or a GPU beside it:
 //    `update_engine`), and written back.
+//  - `push_pull: "gpu-kernel"` (the paper's ablation) moves the pushes and pulls by GPU kernels
+//    instead of SmartNIC DMA, so they contend for SMs as NCCL's collectives do.
 //  - With offload_activation_checkpoints, each worker keeps its activation checkpoints in its
 //    host's memory and moves them over its PCIe (checkpoint_offload.hpp).
 // The iteration ends when the last layer is updated (the next forward needs layer 0 first).
@@ -67,7 +69,7 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
   entry.only_settings(setting_keys({PrefetchSettings::keys(), AggregationSettings::keys(),
                                     CheckpointOffloadSettings::keys(),
                                     {"optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
-                                     "update_gpu_pcie", "node_pipelining"}}));
+                                     "update_gpu_pcie", "node_pipelining", "push_pull"}}));
   LuwuSettings s;
   s.prefetch = PrefetchSettings::parse(entry);
   s.aggregation = AggregationSettings::parse(entry);
@@ -86,6 +88,9 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
                             .as_choice(Choices<Pipelining>{{"step-centric", Pipelining::StepCentric},
                                                            {"layer-centric", Pipelining::LayerCentric}},
                                        "node pipelining");
+  if (entry.has("push_pull"))
+    s.push_pull = entry.at("push_pull").as_choice(
+        Choices<DataMover>{{"smartnic-dma", DataMover::NicDma}, {"gpu-kernel", DataMover::GpuKernel}}, "push/pull mover");
   s.update_gpu = entry.settings().get_string("update_gpu", s.update_gpu);
   s.update_gpu_pcie = entry.settings().get_string("update_gpu_pcie", s.update_gpu_pcie);
   // The engine's profiles are resolved now, so a misspelt name is an error at its JSON path.

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "sim/systems/checkpoint_offload.hpp"
+#include "sim/systems/data_mover.hpp"
 #include "sim/systems/in_switch_aggregation.hpp"
 #include "sim/systems/system.hpp"
 
@@ -35,6 +36,12 @@ struct LuwuSettings {
   // floor(threads / group) layers are in flight.  Without per-thread rates in the node's host
   // profile, step-centric leaves the update to the node's whole CPU and layer-centric cannot run.
   enum class NodePipelining { StepCentric, LayerCentric } node_pipelining = NodePipelining::StepCentric;
+  // Who moves a worker's pushes (gradients out) and pulls (parameters in) between GPU memory and
+  // the network (data_mover.hpp): the SmartNIC by DMA, LuWu's design ("smartnic-dma"), or GPU
+  // kernels, the paper's ablation that keeps the SM contention of GPU-executed collectives
+  // ("gpu-kernel": each push, and each layer's pull, waits for SMs to launch, holds the collective
+  // kernel's share of the GPU and is slowed by a GEMM beside it).
+  DataMover push_pull = DataMover::NicDma;
 };
 
 SystemPtr parse_luwu(const SystemEntry& entry);

@@ -13,6 +13,7 @@
 #include "sim/engine/pacing_host.hpp"
 #include "sim/engine/stream.hpp"
 #include "sim/systems/checkpoint_offload.hpp"
+#include "sim/systems/data_mover.hpp"
 #include "sim/systems/in_switch_aggregation.hpp"
 #include "sim/systems/luwu/placement.hpp"
 #include "sim/systems/model_state.hpp"
@@ -45,9 +46,11 @@ class LuwuSchedule : public Schedule {
 
     const int pieces = aggregation_.pieces();
     delivered_.assign(world_, std::vector<std::shared_ptr<Countdown>>(param_ops_.size()));
+    if (settings.push_pull == DataMover::GpuKernel) pull_kernel_launched_.assign(world_, {});
     for (std::size_t k = 0; k < param_ops_.size(); ++k) {
       consumed_.push_back(std::make_shared<Countdown>(world_));
       for (int r = 0; r < world_; ++r) delivered_[r][k] = std::make_shared<Countdown>(pieces);
+      for (auto& rank : pull_kernel_launched_) rank.push_back(make_completion());
     }
     gradient_round_.assign(trace_.ops.size(), kNoRound);
     for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
@@ -96,7 +99,10 @@ class LuwuSchedule : public Schedule {
     GpuDevice& gpu = env.gpu;
     const int r = env.rank();
     Timeline* tl = &env_.timeline;
-    Stream upload(gpu.name(), "gradient to switch (smartnic dma)", "communication", gpu.host(), tl);
+    Stream upload(gpu.name(),
+                  settings_.push_pull == DataMover::GpuKernel ? "gradient to switch (gpu kernel)"
+                                                              : "gradient to switch (smartnic dma)",
+                  "communication", gpu.host(), tl);
     Stream to_host(gpu.name(), "checkpoint to host (pcie)", "io", gpu.host(), tl);
     Stream to_gpu(gpu.name(), "checkpoint to gpu (pcie)", "io", gpu.host(), tl);
     CheckpointOffload checkpoints(env, settings_.checkpoints, to_host, to_gpu);
@@ -120,7 +126,9 @@ class LuwuSchedule : public Schedule {
       checkpoints.after_compute(i);
       if (gradient_round_[i] != kNoRound) {
         const std::size_t round = gradient_round_[i];
-        uploaded = upload.enqueue("gradient " + label, [this, &env, round] { aggregation_.send(env, round); });
+        uploaded = upload.enqueue("gradient " + label, [this, &env, round, issued = env.gpu.kernels_launched()] {
+          aggregation_.send(env, round, settings_.push_pull, issued);
+        });
       }
     }
     if (holding >= 0) consumed_[holding]->arrive();
@@ -174,14 +182,21 @@ class LuwuSchedule : public Schedule {
       const Caps& caps = op.kind == OpKind::Forward ? alone_ : both_;
       // The layer's bytes through the node's DRAM (from SSD in, out to the NIC), alongside its pieces.
       auto dram = start_paced(memory_bus_, static_cast<double>(op.param_bytes) * (1 + placement_.param_ssd_share));
+      if (settings_.push_pull == DataMover::GpuKernel) post_pull_kernels(k);
       for (int c = 0; c < aggregation_.pieces(); ++c) {
         if (placement_.param_ssd_share > 0)
           read_striped(env_.roles.optimizer_ssds, piece * placement_.param_ssd_share, env_.traffic);
         transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps);
         for (int r = 0; r < world_; ++r)
           simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece, rate = caps.worker_pull_Bps] {
-            GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
-            transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate);
+            if (settings_.push_pull == DataMover::GpuKernel) {
+              pull_kernel_launched_[r][k]->wait();
+              paced(env_.gpus[r]->receive_engine(), piece,
+                    [&] { transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate); });
+            } else {
+              GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
+              transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate);
+            }
             delivered_[r][k]->arrive();
           });
       }
@@ -189,6 +204,17 @@ class LuwuSchedule : public Schedule {
       env_.timeline.add("optnode", "parameter send", "params " + op_label(trace_, op), "communication", start,
                         simgrid::s4u::Engine::get_clock());
     }
+  }
+
+  // The ablation's pulls: each worker receives layer k's parameters by a kernel, posted when the
+  // node starts sending them; it holds its SMs until the layer's last piece is in.
+  void post_pull_kernels(std::size_t k) {
+    for (int r = 0; r < world_; ++r)
+      simgrid::s4u::Actor::create("pull kernel", env_.gpus[r]->host(), [this, r, k, issued = env_.gpus[r]->kernels_launched()] {
+        DataMoverScope kernel(*env_.gpus[r], DataMover::GpuKernel, issued);
+        pull_kernel_launched_[r][k]->set();
+        delivered_[r][k]->done()->wait();
+      });
   }
 
   // Every worker's piece of a gradient is in the switch: it forwards the sum to the node.
@@ -252,6 +278,7 @@ class LuwuSchedule : public Schedule {
   simgrid::s4u::Host* switch_ = nullptr;
   std::vector<std::vector<std::shared_ptr<Countdown>>> delivered_;  // [rank][param op]: pieces arrived
   std::vector<std::shared_ptr<Countdown>> consumed_;                 // [param op]: ranks done with it
+  std::vector<std::vector<CompletionPtr>> pull_kernel_launched_;     // [rank][param op], push_pull gpu-kernel
   std::vector<std::size_t> gradient_round_;                          // [op]: its aggregation round
   std::vector<std::shared_ptr<Countdown>> gradient_at_node_;         // [round]: pieces at the node
   std::vector<std::string> round_label_;                             // [round]: its op
