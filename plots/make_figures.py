@@ -27,7 +27,8 @@ sys.path.insert(0, HERE)
 
 # The results of each sweep: (results file stem in OUT/results, where its file is: "sweeps" for
 # --sweeps, "paper" for --paper, how it runs: "sweep" = luwusim sweep, "memory" = each point
-# judged by luwusim memory).
+# judged by luwusim memory, "all-reduce-bandwidth" = luwusim all-reduce-bandwidth on the file's
+# cluster (a scenario), ALL_REDUCE_ARGS).
 SWEEPS = [
     ("model-size", "sweeps", "sweep"),
     ("scalability", "sweeps", "sweep"),
@@ -38,6 +39,7 @@ SWEEPS = [
     ("ablations", "paper", "sweep"),
     ("max-model-size", "paper", "memory"),
     ("fat-tree-oversubscription", "sweeps", "sweep"),
+    ("all-reduce-bandwidth", "paper", "all-reduce-bandwidth"),
 ]
 
 # (figure file name, the sweep (results stem) it draws, module, function)
@@ -57,8 +59,12 @@ FIGURES = [
     ("ablations", "ablations", "paper_figures", "ablations"),
     ("max_model_size", "max-model-size", "paper_figures", "max_model_size"),
     ("oversubscription_knee", "fat-tree-oversubscription", "figures", "oversubscription_knee"),
+    ("all_reduce_bandwidth", "all-reduce-bandwidth", "paper_figures", "all_reduce_bandwidth"),
 ]
 TIMELINE_FIGURE = "compute_communication_streams"
+# The paper's microbenchmark: 2, 4 and 8 GPUs, NCCL vs push/pull (and the ablation's kernels).
+ALL_REDUCE_ARGS = ["--workers", "2", "4", "8", "--bytes", "1GB", "--mechanism", "nccl", "--mechanism", "push-pull",
+                   "--mechanism", "push-pull-gpu-kernel", "--json"]
 
 
 def sweep_file(dirs, stem):
@@ -149,6 +155,19 @@ def run_memory_sweep(luwusim, path, out_path):
             out.flush()
 
 
+def run_all_reduce_bandwidth(luwusim, path, out_path):
+    """`luwusim all-reduce-bandwidth` on the scenario at path, one JSON point per line."""
+    cmd = [luwusim, "all-reduce-bandwidth", path] + ALL_REDUCE_ARGS
+    print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"make_figures: luwusim all-reduce-bandwidth failed: {result.stderr.strip()}")
+    with open(out_path + ".tmp", "w") as f:
+        for point in json.loads(result.stdout):
+            f.write(json.dumps(point) + "\n")
+    os.replace(out_path + ".tmp", out_path)
+
+
 def run_timelines(luwusim, scenario, results_dir):
     """One `luwusim run --timeline` per system, so a system that cannot be simulated yet costs
     only its own timeline.  Returns notes for the systems without one."""
@@ -184,11 +203,18 @@ def draw(results_dir, out_dir, dirs, timeline_notes=()):
         if not os.path.exists(results):
             path = os.path.relpath(sweep_file(dirs, stem), REPO)
             kind = next(k for s, _, k in SWEEPS if s == stem)
-            command = (f"luwusim sweep {path} -o {stem}.jsonl" if kind == "sweep"
-                       else f"make_figures.py (luwusim memory on each point of {path})")
+            command = {"sweep": f"luwusim sweep {path} -o {stem}.jsonl",
+                       "memory": f"make_figures.py (luwusim memory on each point of {path})",
+                       "all-reduce-bandwidth": f"luwusim all-reduce-bandwidth {path} {' '.join(ALL_REDUCE_ARGS)}"}[kind]
             paths = figures.missing_results(out_dir, figure, path, os.path.relpath(results, out_dir), command)
         else:
-            paths = getattr(modules[module], function)(read_lines(results), out_dir, name=figure)
+            kind = next(k for s, _, k in SWEEPS if s == stem)
+            if kind == "all-reduce-bandwidth":  # points, not sweep records
+                with open(results) as f:
+                    lines = [json.loads(line) for line in f if line.strip()]
+            else:
+                lines = read_lines(results)
+            paths = getattr(modules[module], function)(lines, out_dir, name=figure)
         drawn.append((figure, stem, paths))
     timelines = sorted(glob.glob(os.path.join(results_dir, "timeline", "*.json")))
     drawn.append((TIMELINE_FIGURE, None,
@@ -228,6 +254,8 @@ def main():
         for stem, _, kind in SWEEPS:
             if kind == "memory":
                 run_memory_sweep(args.luwusim, sweep_file(dirs, stem), os.path.join(results_dir, stem + ".jsonl"))
+            elif kind == "all-reduce-bandwidth":
+                run_all_reduce_bandwidth(args.luwusim, sweep_file(dirs, stem), os.path.join(results_dir, stem + ".jsonl"))
         timeline_notes = run_timelines(args.luwusim, os.path.join(args.sweeps, "timeline.json"), results_dir)
     drawn = draw(results_dir, args.out, dirs, timeline_notes)
     for _, _, paths in drawn:

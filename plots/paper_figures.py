@@ -611,3 +611,61 @@ def max_model_size(lines, out_dir, name="max_model_size"):
     figures.TABLES[name] = (columns, [[w] + [models[largest[(s, w)]] if largest[(s, w)] >= 0 else "none"
                                            for s in systems] for w in workers])
     return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. Algorithm bandwidth of push/pull vs NCCL all-reduce, alone and beside a GEMM
+#    (from `luwusim all-reduce-bandwidth --json`, one point per line)
+
+ALL_REDUCE_MECHANISMS = [
+    # (mechanism, legend, colour: LuWu's for its push/pull, ZeRO-Infinity's for the NCCL kernels it runs)
+    ("nccl", "NCCL all-reduce (GPU kernels)", style.SYSTEM_COLORS["zero-infinity"]),
+    ("push-pull", "LuWu push/pull (SmartNIC DMA)", style.SYSTEM_COLORS["luwu"]),
+    ("push-pull-gpu-kernel", "push/pull by GPU kernels (ablation)", "#E69F00"),
+]
+
+
+def all_reduce_bandwidth(lines, out_dir, name="all_reduce_bandwidth"):
+    """Algorithm bandwidth (buffer bytes / time) of one all-reduce on 2, 4 and 8 GPUs, alone
+    (solid) and beside a GEMM (hatched), with the change beside a GEMM written on each bar."""
+    title = "All-reduce algorithm bandwidth: push/pull vs NCCL, alone and beside a GEMM"
+    points = [p for p in lines if "algbw_Bps" in p]
+    notes = [f"{p['mechanism']} on {p['workers']} workers: {p['problem']}" for p in lines if "problem" in p]
+    if not points:
+        return _no_data(out_dir, name, title, notes)
+    workers = sorted({p["workers"] for p in points})
+    mechanisms = [m for m in ALL_REDUCE_MECHANISMS if any(p["mechanism"] == m[0] for p in points)]
+    fig, ax = plt.subplots(figsize=(8.0, 4.2))
+    width = 0.8 / (2 * len(mechanisms))
+    table = []
+    for wi, w in enumerate(workers):
+        for mi, (mech, legend, colour) in enumerate(mechanisms):
+            alone = next((p for p in points if p["mechanism"] == mech and p["workers"] == w and not p["beside_gemm"]), None)
+            gemm = next((p for p in points if p["mechanism"] == mech and p["workers"] == w and p["beside_gemm"]), None)
+            for k, (p, hatch) in enumerate(((alone, ""), (gemm, "//"))):
+                if p is None:
+                    continue
+                x = wi + (2 * mi + k + 0.5) * width - 0.4
+                gbps = p["algbw_Bps"] * 8 / 1e9
+                ax.bar(x, gbps, width, color=colour, hatch=hatch, alpha=1.0 if k == 0 else 0.6, edgecolor="white",
+                       label=(legend if k == 0 else f"{legend}, beside a GEMM") if wi == 0 else None)
+                if k == 1 and alone is not None:
+                    change = 100 * (p["algbw_Bps"] / alone["algbw_Bps"] - 1)
+                    ax.annotate(f"{change:+.0f}%", (x, gbps), ha="center", va="bottom", fontsize=7)
+            if alone is not None and gemm is not None:
+                table.append([w, legend, f"{alone['buffer_bytes'] / 1e9:g}", f"{alone['algbw_Bps'] * 8 / 1e9:.1f}",
+                              f"{gemm['algbw_Bps'] * 8 / 1e9:.1f}",
+                              f"{100 * (gemm['algbw_Bps'] / alone['algbw_Bps'] - 1):+.1f}"])
+    figures.TABLES[name] = (["GPUs", "mechanism", "buffer (GB)", "alone (Gb/s)", "beside a GEMM (Gb/s)", "change (%)"],
+                            table)
+    ax.set_xticks(range(len(workers)))
+    ax.set_xticklabels([f"{w} GPUs" for w in workers])
+    ax.set_ylabel("algorithm bandwidth (Gb/s)")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
+    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    buffer_gb = points[0]["buffer_bytes"] / 1e9
+    ax.set_title(f"{title}\n(one all-reduce of {buffer_gb:g} GB; GPUs' SMs partitioned by MPS, as the paper measured)",
+                 fontsize=9)
+    notes = notes + ["algbw = buffer bytes / time of one all-reduce (NCCL's algbw). Push/pull sends the switch's "
+                     "4-byte integers per 2-byte element, in packets of the switch's payload."]
+    return _finish(fig, notes, out_dir, name)

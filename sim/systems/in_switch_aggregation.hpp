@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <simgrid/s4u/Actor.hpp>
+
 #include "sim/engine/countdown.hpp"
 #include "sim/engine/pacing_host.hpp"
 #include "sim/systems/data_mover.hpp"
@@ -81,6 +83,24 @@ class InSwitchAggregation {
       all->arrive();
       if (all->done()->done()) on_summed_(round, c, piece);
     }
+  }
+
+  // The switch multicasts a piece of a sum to every worker, each leg at the aggregation rate
+  // (SwitchML's and ATP's all-reduce), written into GPU memory by the NIC's DMA or received by a
+  // GPU kernel (paced by the GPU's receive engine; the caller's kernel holds the SMs);
+  // `arrived(rank)` runs once the worker's leg is in.
+  void multicast_to_workers(double piece, DataMover mover, std::function<void(int rank)> arrived) {
+    for (int r = 0; r < env_.world(); ++r)
+      simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, piece, mover, arrived] {
+        GpuDevice& gpu = *env_.gpus[r];
+        if (mover == DataMover::GpuKernel) {
+          paced(gpu.receive_engine(), piece, [&] { transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate_Bps_); });
+        } else {
+          GpuDevice::LoadScope dma(gpu, GpuDevice::LoadKind::NicDma);
+          transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate_Bps_);
+        }
+        arrived(r);
+      });
   }
 
   double piece_wire_bytes(std::size_t round) const {

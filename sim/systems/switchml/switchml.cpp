@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <simgrid/s4u/Actor.hpp>
-
 #include "sim/engine/countdown.hpp"
 #include "sim/engine/stream.hpp"
 #include "sim/systems/gradient_buckets.hpp"
@@ -58,13 +56,7 @@ class SwitchMlSchedule : public Schedule {
  private:
   // The switch multicasts a piece's sum to every worker, each leg at the aggregation rate.
   void multicast_sum(std::size_t b, double piece) {
-    simgrid::s4u::Host* sw = aggregation_.switch_host();
-    for (int r = 0; r < env_.world(); ++r)
-      simgrid::s4u::Actor::create("multicast leg", sw, [this, r, b, piece, sw] {
-        GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
-        transfer(sw, env_.roles.ranks[r].gpu, piece, env_.traffic, aggregation_.rate_Bps());
-        delivered_[r][b]->arrive();
-      });
+    aggregation_.multicast_to_workers(piece, DataMover::NicDma, [this, b](int r) { delivered_[r][b]->arrive(); });
   }
 
   ClusterEnv& env_;
