@@ -40,6 +40,7 @@ SWEEPS = [
     ("max-model-size", "paper", "memory"),
     ("fat-tree-oversubscription", "sweeps", "sweep"),
     ("all-reduce-bandwidth", "paper", "all-reduce-bandwidth"),
+    ("reliable-transport", "paper", "sweep"),
 ]
 
 # (figure file name, the sweep (results stem) it draws, module, function)
@@ -60,6 +61,7 @@ FIGURES = [
     ("max_model_size", "max-model-size", "paper_figures", "max_model_size"),
     ("oversubscription_knee", "fat-tree-oversubscription", "figures", "oversubscription_knee"),
     ("all_reduce_bandwidth", "all-reduce-bandwidth", "paper_figures", "all_reduce_bandwidth"),
+    ("reliable_transport", "reliable-transport", "paper_figures", "reliable_transport"),
 ]
 TIMELINE_FIGURE = "compute_communication_streams"
 # The paper's microbenchmark: 2, 4 and 8 GPUs, NCCL vs push/pull (and the ablation's kernels).

@@ -669,3 +669,51 @@ def all_reduce_bandwidth(lines, out_dir, name="all_reduce_bandwidth"):
     notes = notes + ["algbw = buffer bytes / time of one all-reduce (NCCL's algbw). Push/pull sends the switch's "
                      "4-byte integers per 2-byte element, in packets of the switch's payload."]
     return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. Reliable-protocol throughput vs number of workers
+
+
+def reliable_transport(lines, out_dir, name="reliable_transport"):
+    """Training throughput per worker as workers grow, LuWu with switch-aggregated heartbeats and
+    with per-packet ACK (scenarios/paper/reliable-transport.json); the ratio at each point."""
+    title = "Reliable transport: per-packet ACK vs switch-aggregated heartbeats"
+    table, notes = _table(lines)
+    table = [r for r in table if r["feasible"]]
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    systems = sorted({r["system"] for r in table}, key=style.system_sort_key)
+    fig, ax = plt.subplots(figsize=(7.2, 4.2))
+    series = {}
+    for system in systems:
+        pts = sorted((r["workers"], r["tokens_per_s"] / r["workers"], r["iteration_time_s"]) for r in table
+                     if r["system"] == system)
+        series[system] = pts
+        ack = "ack" in system
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=style.system_color(system),
+                linestyle="--" if ack else "-", marker="s" if ack else "o", label=style.system_name(system))
+    t = []
+    if len(systems) == 2:
+        hb, ack = (systems if "ack" in systems[1] else systems[::-1])
+        by_workers = {w: (tps, it) for w, tps, it in series[ack]}
+        for w, tps, it in series[hb]:
+            if w in by_workers:
+                ratio = tps / by_workers[w][0]
+                t.append([w, f"{it * 1e3:.1f}", f"{by_workers[w][1] * 1e3:.1f}", f"{ratio:.2f}"])
+                if ratio >= 1.01:
+                    ax.annotate(f"{ratio:.2f}x", (w, by_workers[w][0]), textcoords="offset points", xytext=(0, -12),
+                                ha="center", fontsize=7)
+        figures.TABLES[name] = (["workers", "heartbeats iteration (ms)", "per-packet ACK iteration (ms)",
+                                 "heartbeats / per-packet ACK"], t)
+    ax.set_xlabel("Workers (one GPU each)")
+    ax.set_ylabel("Tokens/s per worker")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    r0 = table[0]
+    ax.set_title(f"{title}\n({r0['model']}, micro-batch {r0['micro_batch']}, {_network_text(r0['network'])}; "
+                 "ratios: heartbeats over per-packet ACK)", fontsize=9)
+    notes.append("Per-packet ACK: every worker acknowledges every parameter frame the node multicasts, and the node "
+                 "every aggregated frame (models/reliable_transport.hpp).")
+    return _finish(fig, notes, out_dir, name)

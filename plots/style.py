@@ -61,6 +61,8 @@ VARIANT_NAMES = {
     "pipelined-swapper": " + pipelined swapper",
     "layer-centric": " (layer-centric node)",
     "gpu-kernel-push-pull": " (push/pull by GPU kernels)",
+    "heartbeats": " (switch-aggregated heartbeats)",
+    "per-packet-ack": " (per-packet ACK)",
     "nvme-pipelined": " (NVMe, pipelined swapper)",
 }
 VARIANT_LINESTYLES = {"dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}

@@ -20,6 +20,7 @@
 // The actors: schedule.hpp.
 #include "sim/systems/luwu/luwu.hpp"
 
+#include "common/units.hpp"
 #include "models/profile.hpp"
 #include "sim/systems/luwu/placement.hpp"
 #include "sim/systems/luwu/schedule.hpp"
@@ -63,13 +64,30 @@ class Luwu : public System {
   LuwuSettings settings_;
 };
 
+// A duration: "10us", or a bare number of seconds; at most the paper's resend timeout scale.
+double interval_s(const JsonNode& node) {
+  double v = 0;
+  if (node.is_number()) {
+    v = node.as_positive();
+  } else {
+    try {
+      v = units::parse_quantity(node.as_string(), units::Dim::Seconds);
+    } catch (const std::invalid_argument& e) {
+      node.fail(e.what());
+    }
+  }
+  if (!(v > 0) || v > 10) node.fail("expected a duration in (0, 10 s], e.g. \"10us\"");
+  return v;
+}
+
 }  // namespace
 
 SystemPtr parse_luwu(const SystemEntry& entry) {
   entry.only_settings(setting_keys({PrefetchSettings::keys(), AggregationSettings::keys(),
                                     CheckpointOffloadSettings::keys(),
                                     {"optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
-                                     "update_gpu_pcie", "node_pipelining", "push_pull"}}));
+                                     "update_gpu_pcie", "node_pipelining", "push_pull", "reliability",
+                                     "heartbeat_interval"}}));
   LuwuSettings s;
   s.prefetch = PrefetchSettings::parse(entry);
   s.aggregation = AggregationSettings::parse(entry);
@@ -91,6 +109,12 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
   if (entry.has("push_pull"))
     s.push_pull = entry.at("push_pull").as_choice(
         Choices<DataMover>{{"smartnic-dma", DataMover::NicDma}, {"gpu-kernel", DataMover::GpuKernel}}, "push/pull mover");
+  using Protocol = models::ReliabilityProtocol;
+  if (entry.has("reliability"))
+    s.reliability.protocol = entry.at("reliability").as_choice(
+        Choices<Protocol>{{"heartbeats", Protocol::SwitchHeartbeats}, {"per-packet-ack", Protocol::PerPacketAck}},
+        "reliability protocol");
+  if (entry.has("heartbeat_interval")) s.reliability.heartbeat_interval_s = interval_s(entry.at("heartbeat_interval"));
   s.update_gpu = entry.settings().get_string("update_gpu", s.update_gpu);
   s.update_gpu_pcie = entry.settings().get_string("update_gpu_pcie", s.update_gpu_pcie);
   // The engine's profiles are resolved now, so a misspelt name is an error at its JSON path.

@@ -2,6 +2,7 @@
 // LuWu: model-in-network data parallelism (Sun et al., arXiv 2409.00918).
 #include <string>
 
+#include "models/reliable_transport.hpp"
 #include "sim/systems/checkpoint_offload.hpp"
 #include "sim/systems/data_mover.hpp"
 #include "sim/systems/in_switch_aggregation.hpp"
@@ -42,6 +43,10 @@ struct LuwuSettings {
   // ("gpu-kernel": each push, and each layer's pull, waits for SMs to launch, holds the collective
   // kernel's share of the GPU and is slowed by a GEMM beside it).
   DataMover push_pull = DataMover::NicDma;
+  // How the optimizer node learns what its peers received (models/reliable_transport.hpp):
+  // heartbeats aggregated by the switch (LuWu's design, "heartbeats") or per-packet ACKs
+  // ("per-packet-ack", the paper's comparison), whose frames share the node's line and packet rate.
+  models::ReliabilitySettings reliability;
 };
 
 SystemPtr parse_luwu(const SystemEntry& entry);

@@ -1,6 +1,7 @@
 #include "sim/systems/luwu/schedule.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include "models/gpu_update_engine.hpp"
 #include "models/host.hpp"
+#include "models/reliable_transport.hpp"
 #include "sim/engine/countdown.hpp"
 #include "sim/engine/pacing_host.hpp"
 #include "sim/engine/stream.hpp"
@@ -62,6 +64,7 @@ class LuwuSchedule : public Schedule {
     }
     aggregation_.on_summed([this](std::size_t round, int, double piece) { forward_to_node(round, piece); });
     set_smartnic_caps(env.hw);
+    set_reliability_caps(env.hw);
 
     Timeline* tl = &env.timeline;
     forward_stream_ = std::make_unique<Stream>("switch", "aggregate -> optimizer node", "communication", switch_, tl);
@@ -163,6 +166,26 @@ class LuwuSchedule : public Schedule {
     if (const auto& nic = hw.optimizer_smartnic) {
       both_.node_push_Bps = both_.node_pull_Bps = cap_below_link(*nic, nic->push_pull_each_Bps(nic->nic.mtu_bytes));
       alone_.node_push_Bps = cap_below_link(*nic, nic->one_direction_Bps(nic->nic.mtu_bytes));
+    }
+  }
+
+  // The reliable transport's frames share the node's line and packet rate with its data
+  // (models/reliable_transport.hpp): what would move without them is scaled by the share they leave.
+  void set_reliability_caps(const Hardware& hw) {
+    const models::NicSpec& nic = hw.optimizer_smartnic ? hw.optimizer_smartnic->nic : hw.worker_nic;
+    models::NodeLinkLimits link{nic.line_rate_Bps, std::numeric_limits<double>::infinity(), nic.header_bytes,
+                                nic.mtu_bytes, hw.network_switch->payload_bytes()};
+    if (hw.optimizer_smartnic) link.packets_per_s = hw.optimizer_smartnic->packets_per_s;
+    auto rate = [&](double cap_Bps) { return cap_Bps > 0 ? cap_Bps : nic.goodput_Bps(); };
+    const double forward = models::reliable_share(link, settings_.reliability, world_, rate(alone_.node_push_Bps), 0);
+    const double backward = models::reliable_share(link, settings_.reliability, world_, rate(both_.node_push_Bps),
+                                                   aggregation_.rate_Bps());
+    if (forward < 1) alone_.node_push_Bps = forward * rate(alone_.node_push_Bps);
+    if (backward < 1) {
+      both_.node_push_Bps = backward * rate(both_.node_push_Bps);
+      // The aggregates stream in at the aggregation's rate (so many frames) but each piece is
+      // forwarded whole, store-and-forward, at the link's rate: that transfer is what is scaled.
+      both_.node_pull_Bps = backward * rate(both_.node_pull_Bps);
     }
   }
 

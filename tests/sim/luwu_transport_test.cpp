@@ -1,7 +1,10 @@
-// LuWu's ablation "push/pull issued by a GPU kernel" (push_pull: gpu-kernel) against closed forms:
-// a gradient pushed by a kernel while a GEMM runs moves at (1 - drop) x the NIC's goodput, the
-// GPU model's bandwidth drop (sim/engine/gpu_device.hpp); pushed by the SmartNIC's DMA it is not
-// slowed; a kernel pull posted while a GEMM fills the SMs waits for a kernel boundary.
+// LuWu's transport options against closed forms.
+// - The ablation "push/pull issued by a GPU kernel" (push_pull: gpu-kernel): a gradient pushed by a
+//   kernel while a GEMM runs moves at (1 - drop) x the NIC's goodput, the GPU model's bandwidth
+//   drop (sim/engine/gpu_device.hpp); pushed by the SmartNIC's DMA it is not slowed; a kernel pull
+//   posted while a GEMM fills the SMs waits for a kernel boundary.
+// - The reliable transport (reliability: per-packet-ack): the workers' ACK frames cut the node's
+//   parameter sends to the share models/reliable_transport.hpp leaves.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -91,4 +94,52 @@ TEST_CASE("luwu push_pull: a bad value is an error at its JSON path") {
     CHECK(what.find("$.systems[0].push_pull") != std::string::npos);
     CHECK(what.find("gpu-kernel") != std::string::npos);
   }
+}
+
+TEST_CASE("luwu reliability per-packet-ack: the node's parameter sends in forward run at the share the ACKs leave") {
+  auto topo = star(4);
+  auto hw = quiet_hardware(topo);
+  REQUIRE(hw.optimizer_smartnic);
+  // A node NIC that handles 10 M frames/s: 4 workers ACK each 4096 B frame of a stream at the
+  // NIC's goodput x0, 4 x0 / 4096 = 12.0 M/s, so the share is 10e6 / (4 x0 / 4096) = 0.84.
+  hw.optimizer_smartnic->packets_per_s = 10e6;
+  const auto& nic = hw.optimizer_smartnic->nic;
+  const double x0 = nic.goodput_Bps();
+  const double share = 10e6 / (4 * x0 / nic.mtu_bytes);
+  REQUIRE(share < 1);
+  auto trace = synthetic_trace(4, kParams, 1e9);
+  sim::SimulationOptions options;
+  options.record_timeline = true;
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"reliability", "per-packet-ack"}}), options);
+  REQUIRE(r.feasible);
+  int pid = -1, tid = -1;
+  for (const auto& e : r.timeline["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "optnode") pid = e["pid"];
+  for (const auto& e : r.timeline["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid && e["args"]["name"] == "parameter send") tid = e["tid"];
+  std::vector<double> sends;
+  for (const auto& e : r.timeline["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid) sends.push_back(e["dur"].get<double>() * 1e-6);
+  REQUIRE(sends.size() == 8);
+  // Forward: each layer's 2 x params bytes in 16 pieces at share x x0, each piece paying the route's latency.
+  const auto node = path(topo, topo.vertex("optnode"), topo.vertex("switch"));
+  for (int k = 0; k < 4; ++k) CHECK(sends[k] == doctest::Approx(2.0 * kParams / (share * x0) + 16 * node.latency_s).epsilon(1e-6));
+  // With heartbeats (the default) the same sends lose only 84 B per 10 us of the line.
+  auto hb = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
+  CHECK(hb.iteration_time_s < r.iteration_time_s);
+}
+
+TEST_CASE("luwu reliability settings: names and durations are checked at their JSON paths") {
+  auto fails_at = [](Json settings, const std::string& path) {
+    try {
+      make_system("luwu", settings);
+      FAIL("expected an error");
+    } catch (const std::exception& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(path) != std::string::npos, e.what());
+    }
+  };
+  fails_at({{"reliability", "acks"}}, "$.systems[0].reliability");
+  fails_at({{"heartbeat_interval", "10 parsecs"}}, "$.systems[0].heartbeat_interval");
+  fails_at({{"heartbeat_interval", 30}}, "$.systems[0].heartbeat_interval");
+  CHECK_NOTHROW(make_system("luwu", {{"reliability", "heartbeats"}, {"heartbeat_interval", "50us"}}));
 }
