@@ -62,10 +62,11 @@ VARIANT_NAMES = {
     "layer-centric": " (layer-centric node)",
     "gpu-kernel-push-pull": " (push/pull by GPU kernels)",
     "heartbeats": " (switch-aggregated heartbeats)",
+    "sub-module": " (sub-module streaming)",
     "per-packet-ack": " (per-packet ACK)",
     "nvme-pipelined": " (NVMe, pipelined swapper)",
 }
-VARIANT_LINESTYLES = {"dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}
+VARIANT_LINESTYLES = {"sub-module": "--", "dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}
 
 def kind_of(label):
     """The system kind behind a result label ("zero-infinity-nvme" -> "zero-infinity")."""

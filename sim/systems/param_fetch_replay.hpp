@@ -22,8 +22,10 @@ class ParamFetchReplay {
     CompletionPtr gathered;
   };
   // `issue(g)` starts gather g of the plan and returns at once (the work goes on streams).
-  ParamFetchReplay(RankEnv& env, const ParamFetchPlan& plan, std::function<Issued(std::size_t gather)> issue)
-      : env_(env), plan_(plan), issue_(std::move(issue)), issued_(plan.gathers.size()) {}
+  // `what` names the wait in the timeline ("all-gather", LuWu's "parameters multicast").
+  ParamFetchReplay(RankEnv& env, const ParamFetchPlan& plan, std::function<Issued(std::size_t gather)> issue,
+                   std::string what = "all-gather")
+      : env_(env), plan_(plan), issue_(std::move(issue)), what_(std::move(what)), issued_(plan.gathers.size()) {}
 
   // Runs op `i`'s kernels, waiting for their parameters (ops must come in order).
   void compute(std::size_t i) {
@@ -38,7 +40,7 @@ class ParamFetchReplay {
       const Issued& needed = issued_.at(use.gather);
       if (needed.fetched && !needed.fetched->done())
         env_.gpu.wait(needed.fetched, WaitCause::Io, "parameter shard from host " + label(next_use_));
-      if (!needed.gathered->done()) env_.gpu.wait(needed.gathered, WaitCause::Communication, "all-gather " + label(next_use_));
+      if (!needed.gathered->done()) env_.gpu.wait(needed.gathered, WaitCause::Communication, what_ + " " + label(next_use_));
     }
     env_.compute(op, from, env_.trace().kernels_of(op).size());
   }
@@ -49,6 +51,7 @@ class ParamFetchReplay {
   RankEnv& env_;
   const ParamFetchPlan& plan_;
   std::function<Issued(std::size_t)> issue_;
+  std::string what_;
   std::vector<Issued> issued_;
   std::size_t next_use_ = 0, next_gather_ = 0;
 };

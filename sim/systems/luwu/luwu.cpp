@@ -12,6 +12,7 @@
 //    arrived, pipelined behind backward: layer l's state is prefetched from SSD into DRAM
 //    (`state_prefetch_layers` ahead), updated on the node's CPU (or a GPU beside it:
 //    `update_engine`), and written back.
+//  - `param_fetch: "sub-module"` streams sub-modules instead of layers (luwu.hpp).
 //  - `push_pull: "gpu-kernel"` (the paper's ablation) moves the pushes and pulls by GPU kernels
 //    instead of SmartNIC DMA, so they contend for SMs as NCCL's collectives do.
 //  - With offload_activation_checkpoints, each worker keeps its activation checkpoints in its
@@ -37,7 +38,8 @@ class Luwu : public System {
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
     const auto bytes = model_state_bytes(trace.training.dtype);
-    f.gpu_buffer_bytes = layer_working_set_bytes(trace, settings_.prefetch.layers);
+    f.gpu_buffer_bytes = settings_.sub_module_fetch ? gathered_working_set_bytes(trace, *settings_.sub_module_fetch)
+                                                    : layer_working_set_bytes(trace, settings_.prefetch.layers);
     f.optimizer_node_bytes = (bytes.optimizer + bytes.param) * trace.total_params();
     judge_footprint(f, name(), gpu_memory);
     return f;
@@ -83,13 +85,29 @@ double interval_s(const JsonNode& node) {
 }  // namespace
 
 SystemPtr parse_luwu(const SystemEntry& entry) {
-  entry.only_settings(setting_keys({PrefetchSettings::keys(), AggregationSettings::keys(),
+  entry.only_settings(setting_keys({ParamFetchSettings::keys(), AggregationSettings::keys(),
                                     CheckpointOffloadSettings::keys(),
                                     {"optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
                                      "update_gpu_pcie", "node_pipelining", "push_pull", "reliability",
                                      "heartbeat_interval"}}));
   LuwuSettings s;
-  s.prefetch = PrefetchSettings::parse(entry);
+  // Layers unless "param_fetch" says otherwise (ZeRO's default is sub-modules, LuWu's is layers).
+  if (entry.has("param_fetch")) {
+    const ParamFetchSettings fetch = ParamFetchSettings::parse(entry);  // its keys only with their policy
+    s.prefetch.layers = fetch.prefetch_layers;
+    if (fetch.granularity == ParamFetchSettings::Granularity::SubModule) {
+      if (entry.has("param_persistence_threshold"))
+        entry.at("param_persistence_threshold")
+            .fail("luwu's workers keep no persistent parameters: every sub-module is streamed");
+      s.sub_module_fetch = fetch;
+      s.sub_module_fetch->param_persistence_threshold = 0;
+    }
+  } else {
+    for (const char* key : {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold"})
+      if (entry.has(key))
+        entry.at(key).fail(std::string("\"") + key + "\" applies only with \"param_fetch\": \"sub-module\"");
+    s.prefetch = PrefetchSettings::parse(entry);
+  }
   s.aggregation = AggregationSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry);
   if (entry.has("optimizer_node_dram_share")) {

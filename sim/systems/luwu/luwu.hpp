@@ -1,11 +1,13 @@
 #pragma once
 // LuWu: model-in-network data parallelism (Sun et al., arXiv 2409.00918).
+#include <optional>
 #include <string>
 
 #include "models/reliable_transport.hpp"
 #include "sim/systems/checkpoint_offload.hpp"
 #include "sim/systems/data_mover.hpp"
 #include "sim/systems/in_switch_aggregation.hpp"
+#include "sim/systems/param_fetch_plan.hpp"
 #include "sim/systems/system.hpp"
 
 namespace luwu::sim {
@@ -13,6 +15,13 @@ namespace luwu::sim {
 struct LuwuSettings {
   // Layers the optimizer node multicasts ahead of the workers' compute.
   PrefetchSettings prefetch;
+  // Set with "param_fetch": "sub-module": the node multicasts each sub-module's parameters when a
+  // worker's budget of live parameters lets it, as DeepSpeed's stage-3 coordinator gathers them
+  // (param_fetch_plan.hpp), instead of whole layers `prefetch_layers` ahead.  The paper describes
+  // LuWu's streaming per layer but trains models whose two layers in flight exceed an A100-40GB
+  // (Custom-1.0T: 46.5 GB); finer streaming is how those fit.  Workers keep no persistent
+  // parameters, so param_persistence_threshold is 0.
+  std::optional<ParamFetchSettings> sub_module_fetch;
   // Gradients cross the switch in pieces of integer elements (in_switch_aggregation.hpp); the
   // parameters are multicast in as many pieces.  4 B elements: the paper does not say otherwise.
   AggregationSettings aggregation;

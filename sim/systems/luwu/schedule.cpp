@@ -20,6 +20,7 @@
 #include "sim/systems/luwu/placement.hpp"
 #include "sim/systems/model_state.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
+#include "sim/systems/param_fetch_replay.hpp"
 #include "sim/systems/param_prefetch.hpp"
 #include "sim/engine/transfers.hpp"
 
@@ -47,9 +48,13 @@ class LuwuSchedule : public Schedule {
                      models::pcie_from_profile(env.hw.profiles.resolve(settings.update_gpu_pcie))};
 
     const int pieces = aggregation_.pieces();
-    delivered_.assign(world_, std::vector<std::shared_ptr<Countdown>>(param_ops_.size()));
+    // What the node multicasts: each layer's parameters per use (param_ops_), or the sub-module
+    // plan's gathers, each sent once every worker has come to where it is issued.
+    if (settings.sub_module_fetch) plan_ = plan_param_fetches(trace_, *settings.sub_module_fetch);
+    const std::size_t units = settings.sub_module_fetch ? plan_.gathers.size() : param_ops_.size();
+    delivered_.assign(world_, std::vector<std::shared_ptr<Countdown>>(units));
     if (settings.push_pull == DataMover::GpuKernel) pull_kernel_launched_.assign(world_, {});
-    for (std::size_t k = 0; k < param_ops_.size(); ++k) {
+    for (std::size_t k = 0; k < units; ++k) {
       consumed_.push_back(std::make_shared<Countdown>(world_));
       for (int r = 0; r < world_; ++r) delivered_[r][k] = std::make_shared<Countdown>(pieces);
       for (auto& rank : pull_kernel_launched_) rank.push_back(make_completion());
@@ -93,7 +98,12 @@ class LuwuSchedule : public Schedule {
     // Streams take work from actors only, so the node's pipeline is laid out by one.
     updates_done_ = make_completion();
     simgrid::s4u::Actor::create("optnode/pipeline", node_, [this] { optimizer_node_pipeline(); });
-    simgrid::s4u::Actor::create("optnode/param multicast", node_, [this] { parameter_multicast(); })->daemonize();
+    simgrid::s4u::Actor::create("optnode/param multicast", node_, [this] {
+      if (settings_.sub_module_fetch)
+        sub_module_multicast();
+      else
+        parameter_multicast();
+    })->daemonize();
   }
 
   // A worker: it waits for each layer's parameters, computes, and its SmartNIC streams each
@@ -112,6 +122,18 @@ class LuwuSchedule : public Schedule {
     // Checkpoints come back as far ahead as parameters are multicast.
     ParamPrefetch checkpoint_prefetch(trace_, settings_.prefetch.layers, [&](std::size_t i) { checkpoints.fetch_back(i); });
 
+    // Sub-module streaming: the plan's replay waits before each sub-module's first kernel and
+    // tells the node when this worker has come to where a gather is issued.
+    std::optional<ParamFetchReplay> replay;
+    if (settings_.sub_module_fetch)
+      replay.emplace(
+          env, plan_,
+          [this, r](std::size_t g) {
+            consumed_[g]->arrive();  // here: "requested"
+            return ParamFetchReplay::Issued{nullptr, delivered_[r][g]->done()};
+          },
+          "parameters multicast");
+
     CompletionPtr uploaded = completed();
     std::size_t k = 0;  // next param op
     long holding = -1;  // param op whose parameters the GPU holds
@@ -119,13 +141,16 @@ class LuwuSchedule : public Schedule {
       const auto& op = trace_.ops[i];
       const std::string label = op_label(trace_, op);
       checkpoint_prefetch.before(i);
-      if (k < param_ops_.size() && param_ops_[k] == i) {
+      if (!replay && k < param_ops_.size() && param_ops_[k] == i) {
         if (holding >= 0) consumed_[holding]->arrive();
         holding = static_cast<long>(k);
         gpu.wait(delivered_[r][k++]->done(), WaitCause::Communication, "parameters multicast " + label);
       }
       checkpoints.wait_before_compute(i);
-      env.compute(op);
+      if (replay)
+        replay->compute(i);
+      else
+        env.compute(op);
       checkpoints.after_compute(i);
       if (gradient_round_[i] != kNoRound) {
         const std::size_t round = gradient_round_[i];
@@ -199,34 +224,51 @@ class LuwuSchedule : public Schedule {
     for (std::size_t k = 0; k < param_ops_.size(); ++k) {
       if (k >= ahead) consumed_[k - ahead]->done()->wait();
       const auto& op = trace_.ops[param_ops_[k]];
-      const double piece = static_cast<double>(op.param_bytes) / aggregation_.pieces();
-      const double start = simgrid::s4u::Engine::get_clock();
-      // In forward only parameters flow; otherwise gradients stream the other way at once.
-      const Caps& caps = op.kind == OpKind::Forward ? alone_ : both_;
-      // The layer's bytes through the node's DRAM (from SSD in, out to the NIC), alongside its pieces.
-      auto dram = start_paced(memory_bus_, static_cast<double>(op.param_bytes) * (1 + placement_.param_ssd_share));
-      if (settings_.push_pull == DataMover::GpuKernel) post_pull_kernels(k);
-      for (int c = 0; c < aggregation_.pieces(); ++c) {
-        if (placement_.param_ssd_share > 0)
-          read_striped(env_.roles.optimizer_ssds, piece * placement_.param_ssd_share, env_.traffic);
-        transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps);
-        for (int r = 0; r < world_; ++r)
-          simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece, rate = caps.worker_pull_Bps] {
-            if (settings_.push_pull == DataMover::GpuKernel) {
-              pull_kernel_launched_[r][k]->wait();
-              paced(env_.gpus[r]->receive_engine(), piece,
-                    [&] { transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate); });
-            } else {
-              GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
-              transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate);
-            }
-            delivered_[r][k]->arrive();
-          });
-      }
-      wait_paced(dram);
-      env_.timeline.add("optnode", "parameter send", "params " + op_label(trace_, op), "communication", start,
-                        simgrid::s4u::Engine::get_clock());
+      send_parameters(k, static_cast<double>(op.param_bytes), op.kind, "params " + op_label(trace_, op));
     }
+  }
+
+  // Sub-module streaming: gather g goes out once every worker has come to where the plan issues it
+  // (its budget of live parameters has room).
+  void sub_module_multicast() {
+    const double bytes_per_param = workloads::bytes_per_element(trace_.training.dtype);
+    for (std::size_t g = 0; g < plan_.gathers.size(); ++g) {
+      consumed_[g]->done()->wait();  // every worker requested it
+      const ParamGather& gather = plan_.gathers[g];
+      const auto& op = trace_.ops[plan_.uses[gather.first_use].op];
+      send_parameters(g, static_cast<double>(gather.params) * bytes_per_param, op.kind,
+                      "params " + param_use_label(trace_, plan_, gather.first_use));
+    }
+  }
+
+  // One unit's parameters from the node to every worker (in forward only parameters flow;
+  // otherwise gradients stream the other way at once).
+  void send_parameters(std::size_t k, double bytes, OpKind kind, const std::string& label) {
+    const double piece = bytes / aggregation_.pieces();
+    const double start = simgrid::s4u::Engine::get_clock();
+    const Caps& caps = kind == OpKind::Forward ? alone_ : both_;
+    // The unit's bytes through the node's DRAM (from SSD in, out to the NIC), alongside its pieces.
+    auto dram = start_paced(memory_bus_, bytes * (1 + placement_.param_ssd_share));
+    if (settings_.push_pull == DataMover::GpuKernel) post_pull_kernels(k);
+    for (int c = 0; c < aggregation_.pieces(); ++c) {
+      if (placement_.param_ssd_share > 0)
+        read_striped(env_.roles.optimizer_ssds, piece * placement_.param_ssd_share, env_.traffic);
+      transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps);
+      for (int r = 0; r < world_; ++r)
+        simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece, rate = caps.worker_pull_Bps] {
+          if (settings_.push_pull == DataMover::GpuKernel) {
+            pull_kernel_launched_[r][k]->wait();
+            paced(env_.gpus[r]->receive_engine(), piece,
+                  [&] { transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate); });
+          } else {
+            GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
+            transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate);
+          }
+          delivered_[r][k]->arrive();
+        });
+    }
+    wait_paced(dram);
+    env_.timeline.add("optnode", "parameter send", label, "communication", start, simgrid::s4u::Engine::get_clock());
   }
 
   // The ablation's pulls: each worker receives layer k's parameters by a kernel, posted when the
@@ -294,13 +336,15 @@ class LuwuSchedule : public Schedule {
   const workloads::Trace& trace_;
   const int world_;
   std::vector<std::size_t> param_ops_;
+  ParamFetchPlan plan_;  // sub-module streaming only
   InSwitchAggregation aggregation_;
   LuwuPlacement placement_;
   std::optional<std::pair<models::GpuSpec, models::PcieSpec>> update_gpu_;  // the "gpu" update engine
   simgrid::s4u::Host* node_ = nullptr;
   simgrid::s4u::Host* switch_ = nullptr;
   std::vector<std::vector<std::shared_ptr<Countdown>>> delivered_;  // [rank][param op]: pieces arrived
-  std::vector<std::shared_ptr<Countdown>> consumed_;                 // [param op]: ranks done with it
+  // [unit]: ranks done with it (layers), or that requested it (sub-module gathers)
+  std::vector<std::shared_ptr<Countdown>> consumed_;
   std::vector<std::vector<CompletionPtr>> pull_kernel_launched_;     // [rank][param op], push_pull gpu-kernel
   std::vector<std::size_t> gradient_round_;                          // [op]: its aggregation round
   std::vector<std::shared_ptr<Countdown>> gradient_at_node_;         // [round]: pieces at the node
