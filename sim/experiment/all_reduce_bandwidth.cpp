@@ -24,7 +24,11 @@ constexpr double kGemmKernelSeconds = 1e-3;
 // rank's, as a second CUDA stream would).
 void keep_computing_until(GpuDevice& gpu, CompletionPtr until) {
   simgrid::s4u::Actor::create("gemm beside", gpu.host(), [&gpu, until] {
-    static const workloads::Kernel gemm{.name = "gemm beside the all-reduce"};
+    static const workloads::Kernel gemm = [] {
+      workloads::Kernel k;
+      k.name = "gemm beside the all-reduce";
+      return k;
+    }();
     const KernelRun run{&gemm, kGemmKernelSeconds, 1.0, true};
     while (!until->done()) gpu.run_kernels("gemm", std::span(&run, 1));
   });

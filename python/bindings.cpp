@@ -1,0 +1,80 @@
+// luwusim._luwusim: the experiment layer for Python.  Scenarios and results cross as JSON text,
+// so Python sees exactly what `luwusim run --json` prints; luwusim/__init__.py wraps it in dicts
+// and pandas DataFrames.  Input errors become ValueError with the file and JSON path.
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "common/input_error.hpp"
+#include "sim/experiment/run_scenario.hpp"
+#include "sim/experiment/scenario.hpp"
+#include "sim/experiment/sweep.hpp"
+#include "sim/experiment/sweep_results.hpp"
+#include "sim/experiment/sweep_runner.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+luwu::sim::ScenarioRun run(const std::string& scenario_json, const std::string& origin,
+                           const std::vector<std::string>& systems) {
+  const luwu::Json j = luwu::Json::parse(scenario_json);
+  const auto scenario = luwu::sim::scenario_from_json(luwu::JsonNode(j, origin));
+  luwu::sim::RunOptions options;
+  options.only_systems = systems;
+  py::gil_scoped_release unlocked;  // simulations run in child processes; Python may go on
+  return luwu::sim::run_scenario(scenario, options);
+}
+
+// Runs the sweep into `output` (JSON Lines, resumable as `luwusim sweep --resume`) and returns
+// its CSV.
+std::string sweep_csv(const std::string& base_json, const std::string& origin,
+                      const std::vector<std::pair<std::string, std::vector<std::string>>>& axes, int jobs,
+                      const std::string& output, bool resume) {
+  luwu::sim::SweepDefinition sweep;
+  sweep.base = luwu::Json::parse(base_json);
+  sweep.base_file = origin;
+  sweep.origin = "luwusim.sweep";
+  for (const auto& [key, values] : axes) {
+    luwu::sim::SweepAxis axis{key, {}};
+    for (const auto& v : values) axis.values.push_back(luwu::Json::parse(v));
+    luwu::sim::set_axis(sweep, axis);
+  }
+  const auto points = luwu::sim::expand_sweep(sweep);
+  luwu::sim::validate_sweep(sweep, points);
+  luwu::sim::SweepRunOptions options;
+  options.output = output;
+  options.jobs = jobs;
+  options.resume = resume;
+  options.overwrite = !resume;
+  {
+    py::gil_scoped_release unlocked;
+    luwu::sim::run_sweep(sweep, points, options);
+  }
+  return luwu::sim::sweep_results_to_csv(luwu::sim::read_sweep_lines(output));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_luwusim, m) {
+  m.doc() = "luwusim's experiment layer (use the luwusim package, not this module)";
+  py::register_exception<luwu::InputError>(m, "InputError", PyExc_ValueError);
+  m.def(
+      "run_json",
+      [](const std::string& scenario, const std::string& origin, const std::vector<std::string>& systems) {
+        return luwu::sim::run_to_json(run(scenario, origin, systems)).dump();
+      },
+      py::arg("scenario_json"), py::arg("origin"), py::arg("systems"));
+  m.def(
+      "run_csv",
+      [](const std::string& scenario, const std::string& origin, const std::vector<std::string>& systems) {
+        return luwu::sim::run_to_csv(run(scenario, origin, systems));
+      },
+      py::arg("scenario_json"), py::arg("origin"), py::arg("systems"));
+  m.def("sweep_csv", &sweep_csv, py::arg("base_json"), py::arg("origin"), py::arg("axes"), py::arg("jobs"),
+        py::arg("output"), py::arg("resume"));
+}
