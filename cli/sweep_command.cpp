@@ -1,7 +1,9 @@
 // luwusim sweep BASE.json --set key=v1,v2 ... -o results.jsonl: run the cartesian product of the
 // settings, each point in its own process, one JSON line per finished point.
 // luwusim sweep-export results.jsonl ... --csv out.csv: the results as one flat CSV (or merged JSONL).
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -13,6 +15,7 @@
 #include "common/atomic_write.hpp"
 #include "sim/experiment/sweep.hpp"
 #include "sim/experiment/sweep_results.hpp"
+#include "sim/experiment/slurm_sweep.hpp"
 #include "sim/experiment/sweep_runner.hpp"
 
 namespace {
@@ -28,7 +31,31 @@ struct SweepArgs {
   std::string csv;
   bool list = false;
   bool allow_mixed = false;
+  int slurm_tasks = 0;
+  std::string slurm_dir;
+  std::vector<std::string> slurm_options;
 };
+
+// --slurm N: the sweep as a Slurm job array of N shards and a merge job (sim/experiment/slurm_sweep.hpp).
+int submit_to_slurm(const SweepArgs& a, std::size_t points) {
+  namespace fs = std::filesystem;
+  luwu::sim::SlurmSweepPlan plan;
+  plan.luwusim = fs::read_symlink("/proc/self/exe").string();
+  plan.input = fs::absolute(a.input).string();
+  plan.sets = a.sets;
+  plan.output = fs::absolute(a.output).string();
+  if (!a.csv.empty()) plan.csv = fs::absolute(a.csv).string();
+  plan.dir = fs::absolute(a.slurm_dir.empty() ? a.output + ".slurm" : a.slurm_dir).string();
+  plan.tasks = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(a.slurm_tasks), points));
+  plan.cpus_per_task = a.jobs > 0 ? a.jobs : 1;
+  plan.sbatch_options = a.slurm_options;
+  const auto submitted = luwu::sim::submit_slurm_sweep(plan);
+  std::cout << fmt::format("submitted job array {} ({} shards of {} points) and merge job {}; results in {}{}\n",
+                           submitted.array_job, plan.tasks, points, submitted.merge_job, plan.output,
+                           plan.csv.empty() ? "" : " and " + plan.csv);
+  std::cerr << fmt::format("sweep: scripts and logs in {}\n", plan.dir);
+  return 0;
+}
 
 std::string clock_text(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
@@ -74,6 +101,13 @@ const bool registered_sweep = luwu::cli::register_command(
       app.add_flag("--list", a->list, "Print the points (index, id, settings) as JSON lines and run nothing");
       app.add_flag("--allow-mixed", a->allow_mixed,
                    "With --resume, keep results of another sweep (other base or axes) found in the output file");
+      app.add_option("--slurm", a->slurm_tasks,
+                     "Submit to Slurm instead: a job array of this many shards (--jobs points at once in each) "
+                     "and a merge job into --output (and --csv)")
+          ->check(CLI::PositiveNumber);
+      app.add_option("--slurm-dir", a->slurm_dir, "With --slurm: where scripts, shard results and logs go (default OUTPUT.slurm)");
+      app.add_option("--slurm-option", a->slurm_options,
+                     "With --slurm: an sbatch option for both jobs, e.g. --slurm-option=--partition=cpu (repeatable)");
       return [a]() -> int {
         auto sweep = luwu::sim::load_sweep_definition(a->input);
         std::set<std::string> set_keys;  // a second --set of a key would silently replace the first
@@ -97,6 +131,14 @@ const bool registered_sweep = luwu::cli::register_command(
           return 0;
         }
         if (a->output.empty()) throw std::invalid_argument("--output FILE is required to run a sweep");
+        if (a->slurm_tasks > 0) {
+          if (a->resume || a->overwrite || a->shard != "0/1")
+            throw std::invalid_argument("--slurm shards the sweep and resumes each shard itself: drop --resume, "
+                                        "--overwrite and --shard");
+          return submit_to_slurm(*a, points.size());
+        }
+        if (!a->slurm_dir.empty() || !a->slurm_options.empty())
+          throw std::invalid_argument("--slurm-dir and --slurm-option apply only with --slurm N");
 
         luwu::sim::SweepRunOptions options;
         options.output = a->output;
