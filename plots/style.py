@@ -2,13 +2,14 @@
 
 # Systems in the order figures list them: LuWu first, then the baselines from the most to the
 # least memory-frugal.
-SYSTEM_ORDER = ["luwu", "zero-infinity", "zero-offload", "zero3", "switchml", "ddp"]
+SYSTEM_ORDER = ["luwu", "zero-infinity", "zero-offload", "zero3", "zero++", "switchml", "ddp"]
 
 SYSTEM_NAMES = {
     "luwu": "LuWu",
     "zero-infinity": "ZeRO-Infinity",
     "zero-offload": "ZeRO-Offload",
     "zero3": "ZeRO-3",
+    "zero++": "ZeRO++",
     # The simulator's ATP-style baseline: in-switch aggregation of a replicated model.  The
     # paper's ATP baseline is not modelled separately; SwitchML stands in for it.
     "switchml": "SwitchML (ATP-style)",
@@ -21,12 +22,13 @@ SYSTEM_COLORS = {
     "zero-infinity": "#0072B2",
     "zero-offload": "#56B4E9",
     "zero3": "#009E73",
+    "zero++": "#8C564B",
     "switchml": "#CC79A7",
     "ddp": "#7F7F7F",
 }
 FALLBACK_COLORS = ["#E69F00", "#F0E442", "#000000", "#8C564B", "#17BECF"]
 
-MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^", "switchml": "v", "ddp": "x"}
+MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^", "zero++": "P", "switchml": "v", "ddp": "x"}
 
 # The parts of an iteration (result "breakdown_s"), bottom to top in stacked bars.  Colours (Paul
 # Tol's muted scheme) and hatches chosen away from every system colour above, so a stacked bar's
@@ -65,6 +67,9 @@ VARIANT_NAMES = {
     "sub-module": " (sub-module streaming)",
     "per-packet-ack": " (per-packet ACK)",
     "nvme-pipelined": " (NVMe, pipelined swapper)",
+    "qwz": " (qwZ only)",
+    "hpz": " (hpZ only)",
+    "qgz": " (qgZ only)",
 }
 VARIANT_LINESTYLES = {"sub-module": "--", "dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}
 

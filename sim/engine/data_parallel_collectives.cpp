@@ -102,6 +102,10 @@ void DataParallelCollectives::all_gather(const std::string& tag, int rank, doubl
                           cross_index_[rank], bytes, context_);
 }
 
+void DataParallelCollectives::all_gather_in_server(const std::string& tag, int rank, double bytes) {
+  ring_all_gather(local(tag, rank), local_index_[rank], bytes, context_);
+}
+
 void DataParallelCollectives::reduce_scatter(const std::string& tag, int rank, double bytes) {
   if (algorithm_ == CollectiveAlgorithm::InNetwork) {
     if (one_per_server()) return in_network_reduce_scatter(in_network(tag, rank), rank, bytes, context_);

@@ -8,58 +8,12 @@
 // local shard.  Then the optimizer steps on the GPU over P/N params.
 #include "sim/systems/zero3/zero3.hpp"
 
-#include <optional>
-#include <vector>
 
-#include "sim/engine/stream.hpp"
-#include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/model_state.hpp"
-#include "sim/systems/param_fetch_replay.hpp"
+#include "sim/systems/zero3/schedule.hpp"
 
 namespace luwu::sim {
 namespace {
-
-class Zero3Schedule : public Schedule {
- public:
-  Zero3Schedule(const Zero3Settings& settings, const workloads::Trace& trace)
-      : settings_(settings), plan_(plan_param_fetches(trace, settings.fetch)) {}
-
-  void run_rank(RankEnv& env) override {
-    GpuDevice& gpu = env.gpu;
-    const auto& trace = env.trace();
-    const auto& ops = trace.ops;
-    const bool one = settings_.streams.one_stream;
-    Stream gather_stream(gpu.name(), one ? "collectives" : "all-gather", "communication", gpu.host(), &env.cluster.timeline);
-    std::optional<Stream> reduce_own;  // its own stream only when asked for
-    if (!one) reduce_own.emplace(gpu.name(), "reduce-scatter", "communication", gpu.host(), &env.cluster.timeline);
-    Stream& reduce_stream = one ? gather_stream : *reduce_own;
-
-    const double element = workloads::bytes_per_element(trace.training.dtype);
-    ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
-      const ParamGather& gather = plan_.gathers[g];
-      return ParamFetchReplay::Issued{
-          nullptr, enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zero3-ag",
-                                          static_cast<double>(gather.params) * element,
-                                          "all-gather " + param_use_label(trace, plan_, gather.first_use))};
-    });
-
-    CompletionPtr reduced = completed();
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto& op = ops[i];
-      replay.compute(i);
-      if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0)
-        reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zero3-rs",
-                                         static_cast<double>(op.grad_bytes), "reduce-scatter " + op_label(trace, op));
-    }
-    gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
-    const double shard = static_cast<double>(trace.total_params()) / env.world();
-    gpu.optimizer_step("adam step (shard)", env.gpu_optimizer_time_s(shard));
-  }
-
- private:
-  Zero3Settings settings_;
-  ParamFetchPlan plan_;
-};
 
 class Zero3 : public System {
  public:
@@ -79,7 +33,7 @@ class Zero3 : public System {
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
-    return std::make_unique<Zero3Schedule>(settings_, env.trace);
+    return make_zero3_schedule(settings_, Zero3Wire{}, env.trace);
   }
 
  private:

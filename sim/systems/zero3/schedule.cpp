@@ -1,0 +1,92 @@
+#include "sim/systems/zero3/schedule.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u/Actor.hpp>
+
+#include "sim/engine/stream.hpp"
+#include "sim/systems/gpu_collective.hpp"
+#include "sim/systems/param_fetch_replay.hpp"
+
+namespace luwu::sim {
+namespace {
+
+class Zero3Schedule : public Schedule {
+ public:
+  Zero3Schedule(const Zero3Settings& settings, const Zero3Wire& wire, const workloads::Trace& trace)
+      : settings_(settings), wire_(wire), plan_(plan_param_fetches(trace, settings.fetch)) {}
+
+  void run_rank(RankEnv& env) override {
+    GpuDevice& gpu = env.gpu;
+    const auto& trace = env.trace();
+    const auto& ops = trace.ops;
+    const bool one = settings_.streams.one_stream;
+    Stream gather_stream(gpu.name(), one ? "collectives" : "all-gather", "communication", gpu.host(), &env.cluster.timeline);
+    std::optional<Stream> reduce_own;  // its own stream only when asked for
+    if (!one) reduce_own.emplace(gpu.name(), "reduce-scatter", "communication", gpu.host(), &env.cluster.timeline);
+    Stream& reduce_stream = one ? gather_stream : *reduce_own;
+
+    const double element = workloads::bytes_per_element(trace.training.dtype);
+    const double weight = wire_.weight_bytes_per_element > 0 ? wire_.weight_bytes_per_element : element;
+    const double gradient = wire_.gradient_bytes_per_element > 0 ? wire_.gradient_bytes_per_element : element;
+    ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
+      const ParamGather& gather = plan_.gathers[g];
+      const std::string label = param_use_label(trace, plan_, gather.first_use);
+      const auto params = static_cast<double>(gather.params);
+      const bool in_server =
+          wire_.backward_gathers_in_server && ops[plan_.uses[gather.first_use].op].kind != workloads::OpKind::Forward;
+      if (in_server)
+        return ParamFetchReplay::Issued{nullptr, enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGatherInServer,
+                                                                        "zero3-ag-server", params * element,
+                                                                        "all-gather in server " + label)};
+      auto gathered = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zero3-ag", params * weight,
+                                             "all-gather " + label);
+      return ParamFetchReplay::Issued{
+          nullptr, codec(gather_stream, env, params * wire_.weight_codec_hbm_bytes_per_element, "dequantize " + label, gathered)};
+    });
+
+    CompletionPtr reduced = completed();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto& op = ops[i];
+      replay.compute(i);
+      if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) {
+        const double elements = static_cast<double>(op.grad_bytes) / element;
+        reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zero3-rs", elements * gradient,
+                                         "reduce-scatter " + op_label(trace, op));
+        reduced = codec(reduce_stream, env, elements * wire_.gradient_codec_hbm_bytes_per_element,
+                        "gradient (de)quantization " + op_label(trace, op), reduced);
+      }
+    }
+    gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
+    const double shard = static_cast<double>(trace.total_params()) / env.world();
+    gpu.optimizer_step("adam step (shard)", env.gpu_optimizer_time_s(shard));
+  }
+
+ private:
+  // An elementwise (de)quantization kernel of `hbm_bytes` on the collective stream after `after`,
+  // HBM-bound, holding the collective kernel's share of the GPU while it runs; `after` itself
+  // when there is none.
+  static CompletionPtr codec(Stream& stream, RankEnv& env, double hbm_bytes, std::string label, CompletionPtr after) {
+    if (hbm_bytes <= 0) return after;
+    return stream.enqueue(std::move(label), [&env, seconds = hbm_bytes / env.gpu.spec().hbm_Bps] {
+      GpuDevice::LoadScope kernel(env.gpu, GpuDevice::LoadKind::CollectiveKernel);
+      simgrid::s4u::this_actor::sleep_for(seconds);
+    });
+  }
+
+  Zero3Settings settings_;
+  Zero3Wire wire_;
+  ParamFetchPlan plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<Schedule> make_zero3_schedule(const Zero3Settings& settings, const Zero3Wire& wire,
+                                              const workloads::Trace& trace) {
+  return std::make_unique<Zero3Schedule>(settings, wire, trace);
+}
+
+}  // namespace luwu::sim

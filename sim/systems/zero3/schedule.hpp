@@ -1,0 +1,28 @@
+#pragma once
+// ZeRO-3's iteration (zero3.cpp), parameterised by what its collectives carry, so that ZeRO++
+// (sim/systems/zeropp) is ZeRO-3 with other wire formats and a secondary partition.
+#include <memory>
+
+#include "sim/systems/schedule.hpp"
+#include "sim/systems/zero3/zero3.hpp"
+
+namespace luwu::sim {
+
+struct Zero3Wire {
+  // Bytes per element of the parameters a gather moves and of the gradients a reduce-scatter
+  // moves; 0: the training dtype's (ZeRO-3 itself).
+  double weight_bytes_per_element = 0;
+  double gradient_bytes_per_element = 0;
+  // Gathers of the backward pass (recompute and backward) stay inside the server, from a
+  // secondary partition there (ZeRO++'s hpZ), at the dtype's size.
+  bool backward_gathers_in_server = false;
+  // HBM bytes per element the (de)quantization kernels read and write around a gather and a
+  // reduce-scatter (elementwise, so HBM-bound); they run on the collective stream after it.
+  double weight_codec_hbm_bytes_per_element = 0;
+  double gradient_codec_hbm_bytes_per_element = 0;
+};
+
+std::unique_ptr<Schedule> make_zero3_schedule(const Zero3Settings& settings, const Zero3Wire& wire,
+                                              const workloads::Trace& trace);
+
+}  // namespace luwu::sim
