@@ -437,7 +437,7 @@ Trace rebuild_trace(const ChakraGraph& g, const std::vector<std::size_t>& order,
     const ChakraNode& n = g.nodes[i];
     if (n.type == ChakraNodeType::CommColl) {
       ++report.collectives_dropped;
-      if (const auto* size = n.attr("comm_size"); size && size->value.is_number_integer())
+      if (const auto* size = n.attr("comm_size"); size && size->value.is_number_integer() && size->value.get<std::int64_t>() > 0)
         report.collective_bytes_dropped += size->value.get<std::uint64_t>();
       continue;
     }
@@ -446,8 +446,9 @@ Trace rebuild_trace(const ChakraGraph& g, const std::vector<std::size_t>& order,
       continue;
     }
     const Json& op_index = required(n, "luwusim.op", g.file);
-    if (!op_index.is_number_unsigned() || op_index.get<std::uint64_t>() >= static_cast<std::uint64_t>(kMaxTraceOps))
-      throw InputError(g.file, n.attr("luwusim.op")->path, "expected an op index below " + std::to_string(kMaxTraceOps));
+    // Every op has a node, so its index is below the node count.
+    if (!op_index.is_number_unsigned() || op_index.get<std::uint64_t>() >= g.nodes.size())
+      throw InputError(g.file, n.attr("luwusim.op")->path, "expected an op index below the node count " + std::to_string(g.nodes.size()));
     const auto o = static_cast<std::size_t>(op_index.get<std::uint64_t>());
     if (o >= ops.size()) {
       ops.resize(o + 1);
