@@ -208,3 +208,13 @@ TEST_CASE("a luwusim graph whose attributes break the trace is refused as the tr
   CHECK_THROWS_WITH_AS(chakra_to_trace(through_file(g, "chakra-broken.json"), std::nullopt),
                        doctest::Contains("flops"), InputError);
 }
+
+TEST_CASE("a Chakra file that is missing, a directory or empty is an input error naming it") {
+  CHECK_THROWS_WITH_AS(load_chakra_json("no-such-chakra.json"), doctest::Contains("no-such-chakra.json"), InputError);
+  CHECK_THROWS_AS(load_chakra_json("."), InputError);
+  {
+    std::ofstream out("chakra-empty.json");
+  }
+  CHECK_THROWS_WITH_AS(load_chakra_json("chakra-empty.json"), doctest::Contains("GlobalMetadata"), InputError);
+  std::remove("chakra-empty.json");
+}
