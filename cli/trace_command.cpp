@@ -89,6 +89,11 @@ int run_show(const std::string& file, bool json) {
                            units::bytes(static_cast<double>(grad_bytes)), t.training.grad_accum);
   std::cout << fmt::format("peak activations {} per worker\n", units::bytes(static_cast<double>(t.peak_activation_bytes())));
   std::cout << fmt::format("ops              {}\n", t.ops.size());
+  std::uint64_t measured = 0;
+  for (const auto& op : t.ops)
+    for (const auto& k : t.kernels_of(op)) measured += k.measured_s > 0;
+  if (measured > 0)
+    std::cout << fmt::format("measured kernels {} of {} kernel launches take a measured time\n", measured, t.kernel_count());
   std::cout << fmt::format("  {:>4}  {:<12} {:<12} {:>10} {:>14} {:>14} {:>13} {:>13}\n", "#", "layer", "kind", "params",
                            "forward", "backward", "activations", "checkpoint");
   const std::size_t n = t.layers.size();
@@ -129,11 +134,11 @@ int run_import_chakra(const std::string& file, const GenOptions& o, bool json_re
   save_trace(imported.trace, o.output);
   const auto& r = imported.report;
   if (json_report) std::cout << chakra_import_report_to_json(r).dump(2) << "\n";
-  std::cerr << fmt::format("wrote {}: {} ops from {} GPU compute nodes; dropped {} collectives ({}; the training system "
-                           "issues its own), {} CPU nodes, {} other nodes\n",
+  std::cerr << fmt::format("wrote {}: {} ops from {} GPU compute nodes; dropped {} collectives ({}; the trace's "
+                           "gradients are {}; the training system issues its own), {} CPU nodes, {} other nodes\n",
                            o.output, imported.trace.ops.size(), r.compute_nodes, r.collectives_dropped,
-                           units::bytes(static_cast<double>(r.collective_bytes_dropped)), r.cpu_nodes,
-                           r.other_nodes_dropped);
+                           units::bytes(static_cast<double>(r.collective_bytes_dropped)),
+                           units::bytes(static_cast<double>(r.trace_grad_bytes)), r.cpu_nodes, r.other_nodes_dropped);
   if (r.kernel_times) std::cerr << kernel_times_summary(*r.kernel_times) << "\n";
   return 0;
 }

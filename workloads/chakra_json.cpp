@@ -506,8 +506,14 @@ ChakraImport chakra_to_trace(const ChakraGraph& g, const std::optional<std::pair
   const std::vector<std::size_t> order = topological_order(g);
   ChakraImport result;
   result.report.written_by_luwusim = find_attr(g.metadata, "luwusim.model") != nullptr;
+  auto grad_bytes = [](const Trace& t) {
+    std::uint64_t sum = 0;
+    for (const auto& op : t.ops) sum += op.grad_bytes;
+    return sum;
+  };
   if (result.report.written_by_luwusim) {
     result.trace = rebuild_trace(g, order, result.report);
+    result.report.trace_grad_bytes = grad_bytes(result.trace);
     return result;
   }
   if (!workload)
@@ -546,6 +552,7 @@ ChakraImport chakra_to_trace(const ChakraGraph& g, const std::optional<std::pair
                                static_cast<double>(n.duration_micros) * 1e-6});
   }
   result.report.kernel_times = apply_kernel_times(result.trace, profile);
+  result.report.trace_grad_bytes = grad_bytes(result.trace);
   return result;
 }
 
@@ -555,6 +562,7 @@ Json chakra_import_report_to_json(const ChakraImportReport& r) {
          {"cpu_nodes_dropped", r.cpu_nodes},
          {"collectives_dropped", r.collectives_dropped},
          {"collective_bytes_dropped", r.collective_bytes_dropped},
+         {"trace_grad_bytes", r.trace_grad_bytes},
          {"other_nodes_dropped", r.other_nodes_dropped},
          {"gpu_compute_nodes_without_duration", r.unmeasured_compute_nodes}};
   if (r.kernel_times) j["kernel_times"] = kernel_times_to_json(*r.kernel_times);

@@ -90,6 +90,8 @@ struct ChakraImportReport {
   std::size_t cpu_nodes = 0;                 // COMP_NODEs on the CPU, dropped
   std::size_t collectives_dropped = 0;       // COMM_COLL_NODEs
   std::uint64_t collective_bytes_dropped = 0;
+  std::uint64_t trace_grad_bytes = 0;        // the imported trace's gradient bytes per iteration, to hold
+                                             // against a data-parallel graph's all-reduce bytes
   std::size_t other_nodes_dropped = 0;       // send/recv, memory, metadata, ...
   std::size_t unmeasured_compute_nodes = 0;  // a foreign graph's GPU compute nodes without a duration
   std::optional<KernelTimesReport> kernel_times;  // a foreign graph's compute nodes as measured kernels

@@ -79,6 +79,9 @@ TEST_CASE("export then import gives the same ops, kernels, FLOPs and bytes") {
   }
   CHECK(back.trace.flops_per_iteration() == t.flops_per_iteration());
   CHECK(back.report.compute_nodes == t.kernel_count());
+  // The all-reduce hints carry every gradient byte: two micro-steps of every parameter in fp16.
+  CHECK(back.report.collective_bytes_dropped == 2 * 2 * t.total_params());
+  CHECK(back.report.trace_grad_bytes == back.report.collective_bytes_dropped);
 }
 
 TEST_CASE("the exported graph: one COMP_NODE per kernel launch in a chain, an all-reduce per gradient") {
