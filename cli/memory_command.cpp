@@ -82,7 +82,7 @@ void print(const std::vector<Row>& rows, const luwu::Json& context, const std::s
 // The scenario's systems on its cluster, judged by System::fit as `run` judges them.
 int run_scenario_memory(const MemoryArgs& a) {
   const auto scenario = luwu::sim::load_scenario(a.scenario);
-  const Trace trace = generate_trace(scenario.model, scenario.training);
+  const Trace trace = luwu::sim::scenario_trace(scenario);
   const auto& hardware = scenario.hardware;
   std::vector<Row> rows;
   for (const auto& system : scenario.systems) {

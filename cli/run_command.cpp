@@ -17,6 +17,8 @@ struct RunArgs {
   bool csv = false;
   std::string timeline;
   std::string mode;
+  std::string trace;
+  std::string kernel_times;
 };
 
 const bool registered = luwu::cli::register_command(
@@ -29,11 +31,24 @@ const bool registered = luwu::cli::register_command(
       app.add_option("--timeline", a->timeline, "Write a Chrome trace-event JSON of the iteration (Perfetto)");
       app.add_option("--mode", a->mode,
                      "Collective simulation mode, overriding the scenario's: auto, detailed or coarse");
+      app.add_option("--trace", a->trace,
+                     "Replay this luwusim trace file (trace gen, trace import-chakra) instead of generating one; "
+                     "its model and training settings replace the scenario's");
+      app.add_option("--kernel-times", a->kernel_times,
+                     "A PyTorch profiler (Kineto) trace: its measured kernel durations replace the analytic ones "
+                     "(docs/traces.md gives the matching rule)");
       return [a]() -> int {
         std::optional<luwu::sim::ModeChoice> mode;  // checked before the scenario is read
         if (!a->mode.empty()) mode = luwu::choose(a->mode, luwu::sim::mode_choices(), "--mode");
         auto scenario = luwu::sim::load_scenario(a->scenario);
         if (mode) scenario.mode = *mode;
+        if (!a->trace.empty()) {
+          luwu::sim::use_trace(scenario, a->trace);
+          std::cerr << "workload: " << a->trace << " (" << scenario.model.name << ", micro-batch "
+                    << scenario.training.micro_batch << ", sequence " << scenario.training.seq_len
+                    << "), in place of the scenario's model and training" << std::endl;
+        }
+        if (!a->kernel_times.empty()) luwu::sim::use_kernel_times(scenario, a->kernel_times);
         luwu::sim::RunOptions options;
         options.only_systems = a->systems;
         options.record_timeline = !a->timeline.empty();

@@ -9,6 +9,7 @@
 
 #include "cli/command_registry.hpp"
 #include "common/units.hpp"
+#include "workloads/chakra_json.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/trace.hpp"
 #include "workloads/trace_summary.hpp"
@@ -29,8 +30,7 @@ struct GenOptions {
   std::string output;
 };
 
-int run_gen(const GenOptions& o) {
-  ModelConfig model = resolve_model(o.model);
+TrainingConfig training_of(const GenOptions& o, const ModelConfig& model) {
   TrainingConfig training;
   training.micro_batch = o.micro_batch;
   training.seq_len = o.seq_len > 0 ? o.seq_len : std::min(2048, model.max_seq);
@@ -39,7 +39,12 @@ int run_gen(const GenOptions& o) {
   training.recompute = o.recompute;
   training.memory_efficient_attention = o.memory_efficient_attention;
   training.dtype = parse_dtype(o.dtype);
-  Trace trace = generate_trace(model, training);
+  return training;
+}
+
+int run_gen(const GenOptions& o) {
+  ModelConfig model = resolve_model(o.model);
+  Trace trace = generate_trace(model, training_of(o, model));
   save_trace(trace, o.output);
   std::cerr << fmt::format("wrote {}: {} ops, {} params, {} per iteration\n", o.output, trace.ops.size(),
                            units::count(static_cast<double>(trace.total_params())),
@@ -84,6 +89,11 @@ int run_show(const std::string& file, bool json) {
                            units::bytes(static_cast<double>(grad_bytes)), t.training.grad_accum);
   std::cout << fmt::format("peak activations {} per worker\n", units::bytes(static_cast<double>(t.peak_activation_bytes())));
   std::cout << fmt::format("ops              {}\n", t.ops.size());
+  std::uint64_t measured = 0;
+  for (const auto& op : t.ops)
+    for (const auto& k : t.kernels_of(op)) measured += k.measured_s > 0;
+  if (measured > 0)
+    std::cout << fmt::format("measured kernels {} of {} kernel launches take a measured time\n", measured, t.kernel_count());
   std::cout << fmt::format("  {:>4}  {:<12} {:<12} {:>10} {:>14} {:>14} {:>13} {:>13}\n", "#", "layer", "kind", "params",
                            "forward", "backward", "activations", "checkpoint");
   const std::size_t n = t.layers.size();
@@ -95,6 +105,41 @@ int run_show(const std::string& file, bool json) {
     }
     print_layer_row(t, i);
   }
+  return 0;
+}
+
+int run_export_chakra(const std::string& file, const std::string& output) {
+  const Trace trace = load_trace(file);
+  const ChakraGraph graph = trace_to_chakra(trace);
+  save_chakra_json(graph, output);
+  std::size_t collectives = 0;
+  for (const auto& n : graph.nodes) collectives += n.type == ChakraNodeType::CommColl;
+  std::cerr << fmt::format("wrote {}: {} Chakra nodes ({} kernels, {} gradient all-reduce hints)\n", output,
+                           graph.nodes.size(), graph.nodes.size() - collectives, collectives);
+  return 0;
+}
+
+// A foreign graph needs the model and training settings it is of (--model and the gen flags).
+int run_import_chakra(const std::string& file, const GenOptions& o, bool json_report) {
+  const ChakraGraph graph = load_chakra_json(file);
+  std::optional<std::pair<ModelConfig, TrainingConfig>> workload;
+  if (!o.model.empty()) {
+    ModelConfig model = resolve_model(o.model);
+    workload.emplace(model, training_of(o, model));
+  }
+  const ChakraImport imported = chakra_to_trace(graph, workload);
+  if (imported.report.written_by_luwusim && workload)
+    std::cerr << "note: " << file << " was written by luwusim and carries its model and training settings; --model and "
+              << "the training flags are not used\n";
+  save_trace(imported.trace, o.output);
+  const auto& r = imported.report;
+  if (json_report) std::cout << chakra_import_report_to_json(r).dump(2) << "\n";
+  std::cerr << fmt::format("wrote {}: {} ops from {} GPU compute nodes; dropped {} collectives ({}; the trace's "
+                           "gradients are {}; the training system issues its own), {} CPU nodes, {} other nodes\n",
+                           o.output, imported.trace.ops.size(), r.compute_nodes, r.collectives_dropped,
+                           units::bytes(static_cast<double>(r.collective_bytes_dropped)),
+                           units::bytes(static_cast<double>(r.trace_grad_bytes)), r.cpu_nodes, r.other_nodes_dropped);
+  if (r.kernel_times) std::cerr << kernel_times_summary(*r.kernel_times) << "\n";
   return 0;
 }
 
@@ -115,7 +160,7 @@ int run_models() {
 }
 
 const bool registered = luwu::cli::register_command(
-    "trace", "Per-layer iteration traces of transformer models: gen, show, models", [](CLI::App& app) {
+    "trace", "Per-layer iteration traces of transformer models: gen, show, models, export-chakra, import-chakra", [](CLI::App& app) {
       app.require_subcommand(1);
       auto gen = std::make_shared<GenOptions>();
       CLI::App* gen_cmd = app.add_subcommand("gen", "Write one iteration of one worker as a JSON trace");
@@ -137,7 +182,33 @@ const bool registered = luwu::cli::register_command(
 
       CLI::App* models_cmd = app.add_subcommand("models", "List the model catalog");
 
-      return [gen, gen_cmd, show_file, show_json, show_cmd, models_cmd]() -> int {
+      auto export_in = std::make_shared<std::string>(), export_out = std::make_shared<std::string>();
+      CLI::App* export_cmd = app.add_subcommand(
+          "export-chakra", "Write a trace as a Chakra execution trace, JSON form (docs/traces.md)");
+      export_cmd->add_option("trace", *export_in, "luwusim trace file")->required();
+      export_cmd->add_option("-o,--output", *export_out, "Chakra JSON file to write")->required();
+
+      auto import_in = std::make_shared<std::string>();
+      auto import_opts = std::make_shared<GenOptions>();
+      auto import_json = std::make_shared<bool>(false);
+      CLI::App* import_cmd = app.add_subcommand(
+          "import-chakra", "Read a Chakra execution trace (JSON form) as a luwusim trace (docs/traces.md)");
+      import_cmd->add_option("chakra", *import_in, "Chakra JSON file (chakra_jsonizer's output, or luwusim's)")->required();
+      import_cmd->add_option("-o,--output", import_opts->output, "Trace file to write")->required();
+      import_cmd->add_option("--model", import_opts->model,
+                             "For a graph luwusim did not write: the model it is of (catalog name or JSON file)");
+      import_cmd->add_option("--micro-batch", import_opts->micro_batch, "Sequences per micro-batch")->capture_default_str();
+      import_cmd->add_option("--seq", import_opts->seq_len, "Tokens per sequence (default: the model's context, at most 2048)");
+      import_cmd->add_option("--grad-accum", import_opts->grad_accum, "Micro-batches per iteration")->capture_default_str();
+      import_cmd->add_flag("--recompute", import_opts->recompute, "Full activation checkpointing");
+      import_cmd->add_flag("--memory-efficient-attention", import_opts->memory_efficient_attention,
+                           "Attention without materialized scores");
+      import_cmd->add_option("--dtype", import_opts->dtype, "fp16, bf16 or fp32")->capture_default_str();
+      import_cmd->add_flag("--json", *import_json, "Print what was used and dropped as JSON");
+
+      return [=]() -> int {
+        if (export_cmd->parsed()) return run_export_chakra(*export_in, *export_out);
+        if (import_cmd->parsed()) return run_import_chakra(*import_in, *import_opts, *import_json);
         if (gen_cmd->parsed()) return run_gen(*gen);
         if (show_cmd->parsed()) return run_show(*show_file, *show_json);
         if (models_cmd->parsed()) return run_models();

@@ -63,6 +63,10 @@ struct Kernel {
   // order carries them (forward: the GEMM or norm; backward: the input-gradient GEMM, whose weight
   // gradient follows); 0 for every other kernel.  An op's kernels carry the parameters it uses.
   std::uint64_t params = 0;
+  // A measured duration (seconds) that replaces the analytic time (sim/engine/op_timing.hpp);
+  // 0: none, the GPU model times the kernel.  Set from a profile (workloads/kernel_times.hpp) or
+  // read from a trace file.
+  double measured_s = 0;
 
   bool operator==(const Kernel&) const = default;
 };

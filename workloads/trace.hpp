@@ -77,8 +77,10 @@ Trace generate_trace(const ModelConfig& model, const TrainingConfig& training);
 void assign_kernels(Trace& trace);
 
 // {"format": "luwusim-trace", "version": 2, "model": {...}, "training": {...}, "layers": [...],
-//  "kernel_lists": [[{"name", "kind", "flops", "bytes", "output_elements", "gemm": {"m", "n", "k"}}, ...], ...],
-//  "ops": [{..., "kernels": index into kernel_lists}]}  ("gemm" for GEMM kernels only).
+//  "kernel_lists": [[{"name", "kind", "flops", "bytes", "output_elements", "gemm": {"m", "n", "k"},
+//                     "params", "measured_s"}, ...], ...],
+//  "ops": [{..., "kernels": index into kernel_lists}]}  ("gemm" for GEMM kernels only; "params" and
+//  "measured_s", seconds, only where not 0).
 luwu::Json trace_to_json(const Trace& trace);
 // Strict: format and version checked, unknown keys rejected, every field validated; InputError
 // with the JSON path; an op's kernels must sum to its FLOPs.  Version 1 files (ops with one

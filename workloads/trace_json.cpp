@@ -21,6 +21,9 @@ constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
 // As model_config.cpp: at most 2^58 parameters, so 16 bytes of state each still count in uint64.
 constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 58;
 
+// A kernel's measured time: at most an hour (a longer one is a unit slip, e.g. microseconds as seconds).
+constexpr double kMaxKernelSeconds = 3600;
+
 std::uint64_t as_count(const JsonNode& n) { return static_cast<std::uint64_t>(n.as_int(0, kMaxCount)); }
 
 Json layer_to_json(const LayerInfo& l) {
@@ -71,6 +74,7 @@ Json kernel_to_json(const Kernel& k) {
          {"output_elements", k.output_elements}};
   if (k.kind == KernelKind::Gemm) j["gemm"] = Json{{"m", k.gemm.m}, {"n", k.gemm.n}, {"k", k.gemm.k}};
   if (k.params > 0) j["params"] = k.params;
+  if (k.measured_s > 0) j["measured_s"] = k.measured_s;
   return j;
 }
 
@@ -80,7 +84,7 @@ GemmShape gemm_from_json(const JsonNode& node) {
 }
 
 Kernel kernel_from_json(const JsonNode& node) {
-  node.only_keys({"name", "kind", "flops", "bytes", "output_elements", "gemm", "params"});
+  node.only_keys({"name", "kind", "flops", "bytes", "output_elements", "gemm", "params", "measured_s"});
   Kernel k;
   k.name = node.at("name").as_string();
   k.kind = node.at("kind").as_choice(
@@ -94,6 +98,10 @@ Kernel kernel_from_json(const JsonNode& node) {
     node.at("gemm").fail("only GEMM kernels have a shape");
   }
   if (node.has("params")) k.params = as_count(node.at("params"));
+  if (node.has("measured_s")) {
+    k.measured_s = node.at("measured_s").as_positive();
+    if (k.measured_s > kMaxKernelSeconds) node.at("measured_s").fail("a kernel of more than an hour is not a measurement");
+  }
   return k;
 }
 

@@ -5,6 +5,7 @@
 //                the same saturating model by arithmetic intensity (a fused kernel moves only Q, K,
 //                V and its output, an unfused one also the scores, workloads/kernels.hpp)
 //   elementwise  the roofline: bytes / hbm_bandwidth (no FLOPs counted, so memory-bound)
+//   measured     a kernel with Kernel::measured_s (from a profile) takes that long, on any GPU
 // and how much of the GPU each occupies (GpuSpec::kernel_sm_share).
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ struct KernelRun {
 inline KernelRun kernel_run(const workloads::Kernel& k, const models::GpuSpec& gpu, workloads::DType dtype) {
   const models::Precision p = precision_of(dtype);
   KernelRun run{&k, 0, gpu.kernel_sm_share(k.output_elements), k.kind != workloads::KernelKind::Elementwise};
+  if (k.measured_s > 0) {  // a measured kernel keeps its time (workloads/kernel_times.hpp)
+    run.seconds = k.measured_s;
+    return run;
+  }
   switch (k.kind) {
     case workloads::KernelKind::Gemm:
       if (k.flops > 0)

@@ -36,7 +36,8 @@ void check_simulation_budget(const Scenario& scenario) {
   workloads::TrainingConfig one_micro_batch = scenario.training;
   one_micro_batch.grad_accum = 1;
   const auto per_micro_batch =
-      static_cast<long double>(workloads::generate_trace(scenario.model, one_micro_batch).kernel_count());
+      scenario.trace ? static_cast<long double>(scenario.trace->kernel_count()) / scenario.training.grad_accum
+                     : static_cast<long double>(workloads::generate_trace(scenario.model, one_micro_batch).kernel_count());
   const long double kernels = per_micro_batch * scenario.training.grad_accum * gpus;
   if (kernels > kMaxSimulatedKernels)
     throw InputError(scenario.file, "$.training.grad_accum",
@@ -62,8 +63,11 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (systems.empty()) throw std::invalid_argument("no system of the scenario matches the --system filter");
 
   check_simulation_budget(scenario);
-  say("generating the trace of " + scenario.model.name);
-  const auto trace = workloads::generate_trace(scenario.model, scenario.training);
+  say(scenario.trace ? "replaying the trace " + scenario.trace_file + " (" + scenario.model.name + ")"
+                     : "generating the trace of " + scenario.model.name);
+  std::optional<workloads::KernelTimesReport> kernel_times;
+  const auto trace = scenario_trace(scenario, &kernel_times);
+  if (kernel_times) say(workloads::kernel_times_summary(*kernel_times));
   const Hardware& hardware = scenario.hardware;
   const int workers = static_cast<int>(scenario.topology.gpus().size());
   SimulationOptions sim_options{scenario.collective_mode(), options.record_timeline};
@@ -86,6 +90,8 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                  {"cluster", scenario.cluster},
                  {"collective_mode", sim_options.mode == CollectiveMode::Detailed ? "detailed" : "coarse"},
                  {"routing", scenario.routing == topologies::RouteChoice::EcmpHash ? "ecmp" : "single-path"}};
+  if (scenario.trace) run.summary["trace"] = scenario.trace_file;
+  if (kernel_times) run.summary["kernel_times"] = workloads::kernel_times_to_json(*kernel_times);
   int i = 0;
   for (const auto& s : systems) {
     say(fmt::format("[{}/{}] simulating {}", ++i, systems.size(), s->label()));

@@ -259,27 +259,44 @@ CollectiveMode Scenario::collective_mode() const {
 }
 
 Scenario scenario_from_json(const JsonNode& root) {
-  root.only_keys({"name", "description", "model", "training", "cluster", "systems", "simulation", "prices"});
+  root.only_keys({"name", "description", "model", "training", "cluster", "systems", "simulation", "prices", "trace",
+                  "kernel_times"});
   Scenario s;
   s.file = root.file();
   s.name = root.get_string("name", std::filesystem::path(root.file()).stem().string());
   s.description = root.get_string("description", "");
-
-  JsonNode model = root.at("model");
-  if (model.is_string()) {
-    const auto* m = workloads::find_catalog_model(model.as_string());
-    if (!m)
-      model.fail("unknown model \"" + model.as_string() + "\"" +
-                 did_you_mean(model.as_string(), workloads::catalog_model_names()) +
-                 "; `luwusim trace models` lists the catalog, or write the model as an object");
-    s.model = *m;
-  } else {
-    s.model = workloads::model_from_json(model);
+  const std::string dir = std::filesystem::path(root.file()).parent_path().string();
+  auto input_file = [&](const JsonNode& node) {
+    const std::filesystem::path p = node.as_string();
+    const std::string path = p.is_absolute() || dir.empty() ? p.string() : (std::filesystem::path(dir) / p).string();
+    if (!std::filesystem::exists(path)) node.fail("no such file: " + path);
+    return path;
+  };
+  if (root.has("kernel_times")) use_kernel_times(s, input_file(root.at("kernel_times")));
+  if (root.has("trace")) {
+    for (const char* key : {"model", "training"})
+      if (root.has(key))
+        root.at(key).fail("a scenario with a \"trace\" takes its model and training settings from the trace: "
+                          "remove \"" + std::string(key) + "\"");
+    use_trace(s, input_file(root.at("trace")));
   }
 
-  s.training = workloads::training_from_json(root.at("training"), s.model);
+  if (!root.has("trace")) {
+    JsonNode model = root.at("model");
+    if (model.is_string()) {
+      const auto* m = workloads::find_catalog_model(model.as_string());
+      if (!m)
+        model.fail("unknown model \"" + model.as_string() + "\"" +
+                   did_you_mean(model.as_string(), workloads::catalog_model_names()) +
+                   "; `luwusim trace models` lists the catalog, or write the model as an object");
+      s.model = *m;
+    } else {
+      s.model = workloads::model_from_json(model);
+    }
 
-  const std::string dir = std::filesystem::path(root.file()).parent_path().string();
+    s.training = workloads::training_from_json(root.at("training"), s.model);
+  }
+
   s.cluster = root.at("cluster").raw();
   s.topology = topology_from_cluster_json(root.at("cluster"), dir);
   // What the simulator cannot represent (mixed GPUs, servers of different sizes) is an error here,
@@ -328,6 +345,27 @@ Scenario scenario_from_json(const JsonNode& root) {
           "routing");
   }
   return s;
+}
+
+void use_trace(Scenario& scenario, const std::string& file) {
+  auto trace = std::make_shared<const workloads::Trace>(workloads::load_trace(file));
+  scenario.model = trace->model;
+  scenario.training = trace->training;
+  scenario.trace = std::move(trace);
+  scenario.trace_file = file;
+}
+
+void use_kernel_times(Scenario& scenario, const std::string& file) {
+  scenario.kernel_times = std::make_shared<const workloads::KernelProfile>(workloads::load_kineto_profile(file));
+}
+
+workloads::Trace scenario_trace(const Scenario& scenario, std::optional<workloads::KernelTimesReport>* report) {
+  workloads::Trace trace = scenario.trace ? *scenario.trace : workloads::generate_trace(scenario.model, scenario.training);
+  if (scenario.kernel_times) {
+    auto r = workloads::apply_kernel_times(trace, *scenario.kernel_times);
+    if (report) *report = std::move(r);
+  }
+  return trace;
 }
 
 Scenario load_scenario(const std::string& file) {

@@ -7,7 +7,14 @@
 //    "cluster": {"topology": "luwu-star" | "dgx" | "fat-tree", <builder arguments>}
 //             | {"topology_file": "path.json"},
 //    "systems": ["ddp", {"name": "zero3", "param_fetch": "layer"}, ...],
-//    "simulation": {"mode": "auto" | "detailed" | "coarse"}}
+//    "simulation": {"mode": "auto" | "detailed" | "coarse"},
+//    "trace": "workload.json", "kernel_times": "profile.json"}
+// "trace" replays a luwusim trace file (`luwusim trace gen`, `trace import-chakra`) instead of
+// generating one; the trace carries its model and training settings, so a scenario with "trace"
+// has no "model" or "training".  "kernel_times" is a PyTorch profiler (Kineto) trace whose measured
+// kernel durations replace the analytic ones by the rule of workloads/kernel_times.hpp.  Both are
+// resolved against the scenario file's folder when relative; `luwusim run --trace/--kernel-times`
+// set them too.
 // Builder arguments are the fields of topologies/builders.hpp's parameter structs under the same
 // names (workers, servers, gpus_per_server, ...), profiles by role ("gpu", "nic", "switch", ...),
 // and "network" as a rate with its unit ("100Gb/s").  A relative topology_file is resolved
@@ -30,6 +37,7 @@
 // link and vertex number comes from it, and kept by the topology (Topology::profiles) for
 // sim::hardware_of.  Nothing outlives the scenario.
 // With a topology_file, the file's links keep their numbers; overrides reach the hardware specs.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +49,9 @@
 #include "models/prices.hpp"
 #include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
+#include "workloads/kernel_times.hpp"
 #include "workloads/model_config.hpp"
+#include "workloads/trace.hpp"
 #include "workloads/training_config.hpp"
 
 namespace luwu::sim {
@@ -64,6 +74,10 @@ struct Scenario {
   topologies::RouteChoice routing = topologies::RouteChoice::EcmpHash;  // simulation.routing
   // "prices": a shipped price list's name or a file (default models::kDefaultPriceList); false: none.
   std::optional<models::PriceList> prices;
+  // The workload's sources, when not generated from model and training ("trace", "kernel_times").
+  std::shared_ptr<const workloads::Trace> trace;
+  std::string trace_file;
+  std::shared_ptr<const workloads::KernelProfile> kernel_times;
 
   // Auto: every ring step a flow up to kDetailedMaxGpus GPUs, coarse beyond (see collectives.hpp).
   static constexpr int kDetailedMaxGpus = 64;
@@ -71,6 +85,13 @@ struct Scenario {
 };
 
 Scenario scenario_from_json(const luwu::JsonNode& root);
+// Replays this trace file: the scenario's model and training become the trace's.
+void use_trace(Scenario& scenario, const std::string& file);
+// Times kernels by this Kineto profile.
+void use_kernel_times(Scenario& scenario, const std::string& file);
+// The trace the scenario replays: its trace file's, or one generated from its model and training;
+// with its kernel times applied (and `report` set) when it has a profile.
+workloads::Trace scenario_trace(const Scenario& scenario, std::optional<workloads::KernelTimesReport>* report = nullptr);
 Scenario load_scenario(const std::string& file);
 
 // Builds a topology from a builder name and its JSON arguments (the "cluster" object).

@@ -1,0 +1,125 @@
+// Putting a profile's measured kernel durations on a trace's kernels (the rule: kernel_times.hpp).
+#include "workloads/kernel_times.hpp"
+
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace luwu::workloads {
+
+namespace {
+
+ProfiledKind kind_of(const Kernel& k) {
+  switch (k.kind) {
+    case KernelKind::Gemm: return ProfiledKind::Gemm;
+    case KernelKind::Attention: return ProfiledKind::Attention;
+    case KernelKind::Elementwise: return ProfiledKind::Elementwise;
+  }
+  return ProfiledKind::Elementwise;
+}
+
+// What the analytic time of a kernel of this kind is proportional to.
+double work_of(const Kernel& k) { return k.kind == KernelKind::Elementwise ? k.bytes : k.flops; }
+
+using Slot = std::pair<int, std::size_t>;  // (kernel list, position in it)
+
+}  // namespace
+
+std::string to_string(MatchRule r) {
+  switch (r) {
+    case MatchRule::InOrder: return "in-order";
+    case MatchRule::Scaled: return "scaled";
+    case MatchRule::Analytic: return "analytic";
+  }
+  return "?";
+}
+
+KernelTimesReport apply_kernel_times(Trace& trace, const KernelProfile& profile) {
+  KernelTimesReport report;
+  report.file = profile.file;
+  const ProfiledKind kinds[] = {ProfiledKind::Gemm, ProfiledKind::Attention, ProfiledKind::Elementwise};
+
+  // One micro-step's kernel launches of each kind, in program order (every micro-step launches the same).
+  std::map<ProfiledKind, std::vector<Slot>> launches;
+  for (const auto& op : trace.ops) {
+    if (op.micro_step != 0) continue;
+    const auto& list = trace.kernels_of(op);
+    for (std::size_t p = 0; p < list.size(); ++p) launches[kind_of(list[p])].push_back({op.kernels, p});
+  }
+  std::map<ProfiledKind, std::vector<double>> measured;
+  for (const auto& k : profile.kernels) {
+    if (k.kind == ProfiledKind::Communication) ++report.excluded_communication;
+    else if (k.kind == ProfiledKind::Optimizer) ++report.excluded_optimizer;
+    else measured[k.kind].push_back(k.duration_s);
+  }
+  const std::size_t gemms = launches[ProfiledKind::Gemm].size(), profiled_gemms = measured[ProfiledKind::Gemm].size();
+  if (gemms > 0 && profiled_gemms >= gemms && profiled_gemms % gemms == 0) report.repetitions = profiled_gemms / gemms;
+
+  auto kernel_at = [&](const Slot& s) -> Kernel& { return trace.kernel_lists.at(static_cast<std::size_t>(s.first)).at(s.second); };
+  for (ProfiledKind kind : kinds) {
+    const auto& slots = launches[kind];
+    const auto& times = measured[kind];
+    KindMatch m{kind, times.size(), slots.size(), MatchRule::Analytic, 0};
+    double total = 0;
+    for (double t : times) total += t;
+    m.measured_s_per_micro_step = total / static_cast<double>(report.repetitions);
+    if (!slots.empty() && times.size() == report.repetitions * slots.size()) {
+      m.rule = MatchRule::InOrder;
+      std::map<Slot, std::pair<double, std::size_t>> sums;  // sum of matched durations, how many
+      for (std::size_t i = 0; i < times.size(); ++i) {
+        auto& [sum, n] = sums[slots[i % slots.size()]];
+        sum += times[i];
+        ++n;
+      }
+      for (const auto& [slot, sum_n] : sums) kernel_at(slot).measured_s = sum_n.first / static_cast<double>(sum_n.second);
+    } else if (!slots.empty() && !times.empty()) {
+      double work = 0;
+      for (const auto& s : slots) work += work_of(kernel_at(s));
+      if (work > 0) {
+        m.rule = MatchRule::Scaled;
+        std::map<Slot, bool> done;
+        for (const auto& s : slots)
+          if (!done[s]) {
+            done[s] = true;
+            kernel_at(s).measured_s = m.measured_s_per_micro_step * work_of(kernel_at(s)) / work;
+          }
+      }
+    }
+    report.kinds.push_back(m);
+  }
+  for (const auto& op : trace.ops)
+    for (const auto& k : trace.kernels_of(op)) ++(k.measured_s > 0 ? report.measured_launches : report.analytic_launches);
+  return report;
+}
+
+luwu::Json kernel_times_to_json(const KernelTimesReport& r) {
+  luwu::Json kinds = luwu::Json::array();
+  for (const auto& k : r.kinds)
+    kinds.push_back({{"kind", to_string(k.kind)},
+                     {"profiled_kernels", k.profiled},
+                     {"trace_kernels_per_micro_step", k.per_micro_step},
+                     {"rule", to_string(k.rule)},
+                     {"measured_s_per_micro_step", k.measured_s_per_micro_step}});
+  return {{"file", r.file},
+          {"profiled_micro_batches", r.repetitions},
+          {"kinds", kinds},
+          {"excluded_communication_kernels", r.excluded_communication},
+          {"excluded_optimizer_kernels", r.excluded_optimizer},
+          {"measured_kernel_launches", r.measured_launches},
+          {"analytic_kernel_launches", r.analytic_launches}};
+}
+
+std::string kernel_times_summary(const KernelTimesReport& r) {
+  std::string kinds;
+  for (const auto& k : r.kinds)
+    kinds += fmt::format("{}{} {} ({} profiled, {} per micro-step)", kinds.empty() ? "" : ", ", to_string(k.kind),
+                         to_string(k.rule), k.profiled, k.per_micro_step);
+  return fmt::format(
+      "kernel times from {} ({} micro-batch{} profiled): {} of {} kernel launches measured, {} analytic; {}; "
+      "left out: {} NCCL, {} optimizer kernels",
+      r.file, r.repetitions, r.repetitions == 1 ? "" : "es", r.measured_launches, r.measured_launches + r.analytic_launches,
+      r.analytic_launches, kinds, r.excluded_communication, r.excluded_optimizer);
+}
+
+}  // namespace luwu::workloads
