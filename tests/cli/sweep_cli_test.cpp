@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The repository, from this file's path (CMake compiles sources by absolute path).
-const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+const fs::path kRepo = LUWUSIM_SOURCE_DIR;  // the source tree this build is of
 
 struct TempDir {
   fs::path path;
