@@ -110,9 +110,27 @@ luwu::Json run_to_json(const ScenarioRun& run) {
   return {{"scenario", run.summary}, {"results", results}};
 }
 
+const std::vector<std::string>& scenario_csv_columns() {
+  static const std::vector<std::string> columns = {"name",      "model", "params",     "workers",
+                                                   "gpu",       "micro_batch", "seq_len", "grad_accum",
+                                                   "recompute", "dtype", "tokens_per_iteration", "collective_mode"};
+  return columns;
+}
+
+const std::vector<std::string>& cluster_csv_columns() {
+  static const std::vector<std::string> columns = {"topology", "network"};
+  return columns;
+}
+
 std::string run_to_csv(const ScenarioRun& run) {
-  std::string out =
-      "scenario,system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
+  // The scenario's model, training and cluster on every row, as in the sweep CSV ("name" is
+  // "scenario" here, "workers" comes with the results).
+  std::string out = "scenario";
+  for (const auto& c : scenario_csv_columns())
+    if (c != "name" && c != "workers") out += "," + c;
+  for (const auto& c : cluster_csv_columns()) out += "," + c;
+  out +=
+      ",system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
       "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,idle_s,"
       "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes,compute_stretch_s,"
       "collective_launch_wait_s";
@@ -121,6 +139,10 @@ std::string run_to_csv(const ScenarioRun& run) {
   for (const auto& r : run.results) {
     CsvRow row;
     row.add(run.summary.at("name"));
+    for (const auto& c : scenario_csv_columns())
+      if (c != "name" && c != "workers") row.add(run.summary.contains(c) ? run.summary.at(c) : luwu::Json());
+    const luwu::Json& cluster = run.summary.at("cluster");
+    for (const auto& c : cluster_csv_columns()) row.add(cluster.contains(c) ? cluster.at(c) : luwu::Json());
     row.add(r.system);
     row.add(luwu::Json(r.workers));
     row.add(luwu::Json(r.feasible));

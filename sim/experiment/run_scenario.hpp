@@ -35,6 +35,10 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options);
 luwu::Json run_to_json(const ScenarioRun& run);
 // One row per system, flat columns with units in their names.
 std::string run_to_csv(const ScenarioRun& run);
+// The columns both the run and the sweep CSV take from the summary ("model", "micro_batch", ...),
+// and those from its "cluster" ("topology", "network").
+const std::vector<std::string>& scenario_csv_columns();
+const std::vector<std::string>& cluster_csv_columns();
 // A table with units, the breakdown, and speedups against the slowest feasible system.
 std::string run_to_table(const ScenarioRun& run);
 // All systems' timelines in one Chrome trace (components prefixed by the system).

@@ -1,5 +1,7 @@
 #include "sim/experiment/sweep_results.hpp"
 
+#include "sim/experiment/run_scenario.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -246,21 +248,21 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
     for (auto it = ordered.at("point").begin(); it != ordered.at("point").end(); ++it)
       if (std::find(point_keys.begin(), point_keys.end(), it.key()) == point_keys.end()) point_keys.push_back(it.key());
   }
-  const std::vector<std::string> scenario_cols = {"name",     "model",      "params",     "workers",
-                                                  "gpu",      "micro_batch", "seq_len",   "grad_accum",
-                                                  "recompute", "dtype",     "tokens_per_iteration", "collective_mode"};
-  const std::vector<std::string> cluster_cols = {"topology", "network"};
+  const std::vector<std::string>& scenario_cols = scenario_csv_columns();
+  const std::vector<std::string>& cluster_cols = cluster_csv_columns();
   const std::vector<std::string> result_cols = {"iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
   const std::vector<std::string> breakdown_cols = {"compute", "exposed_communication", "exposed_optimizer", "io_stall",
                                                    "idle"};
-  const std::size_t result_fields =
-      2 + result_cols.size() + breakdown_cols.size() + 3 + spine_summary_keys().size() + 2;  // feasible .. cost
+  const std::size_t result_fields =  // system_kind .. cost
+      2 + 2 + 2 + result_cols.size() + breakdown_cols.size() + 3 + spine_summary_keys().size() + 2;
   CsvRow header;
   for (const char* c : {"id", "index"}) header.add(c);
   for (const auto& k : point_keys) header.add(luwu::Json("point." + k));
   for (const auto& c : scenario_cols) header.add(c);
   for (const auto& c : cluster_cols) header.add(c);
-  for (const char* c : {"system", "feasible", "reason"}) header.add(c);
+  for (const char* c : {"system", "system_kind", "system_settings", "first_system", "first_system_speedup", "feasible",
+                        "reason"})
+    header.add(c);
   for (const auto& c : result_cols) header.add(c);
   for (const auto& c : breakdown_cols) header.add(c + "_s");
   for (const char* c : {"sent_bytes_per_worker", "received_bytes_per_worker", "gpu_peak_memory_bytes"}) header.add(c);
@@ -287,11 +289,42 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
       out += row.line();
       continue;
     }
-    for (const auto& r : j.at("results")) {
+    // Each result's entry in the point's scenario (results follow the systems' order), whose
+    // settings tell variants apart; and the first system that ran, against which each is compared
+    // as in `run`'s table ("first's speedup over this one" = this one's time / the first's).
+    const luwu::Json systems = get_or_null(get_or_null(j, "input"), "systems");
+    const luwu::Json& results = j.at("results");
+    luwu::Json first_label, first_time;
+    for (const auto& r : results)
+      if (get_or_null(r, "feasible") == true && get_or_null(r, "iteration_time_s").is_number()) {
+        first_label = r.at("system");
+        first_time = r.at("iteration_time_s");
+        break;
+      }
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      const auto& r = results[k];
       CsvRow row = head;
       row.add(get_or_null(r, "system"));
+      const bool one_per_entry = systems.is_array() && systems.size() == results.size();
+      const luwu::Json entry = one_per_entry ? systems[k] : luwu::Json();
+      if (entry.is_string()) {
+        row.add(entry);
+        row.add(luwu::Json("{}"));
+      } else if (entry.is_object()) {
+        row.add(get_or_null(entry, "name"));
+        luwu::Json settings = entry;
+        settings.erase("name");
+        settings.erase("label");
+        row.add(luwu::Json(settings.dump()));
+      } else {
+        row.add_blanks(2);
+      }
+      row.add(first_label);
+      const luwu::Json t = get_or_null(r, "iteration_time_s");
+      row.add(t.is_number() && first_time.is_number() ? luwu::Json(t.get<double>() / first_time.get<double>())
+                                                      : luwu::Json());
       if (r.contains("error")) {
-        row.add_blanks(result_fields);
+        row.add_blanks(result_fields - 4);  // feasible .. cost
         row.add(r.at("error"));
         out += row.line();
         continue;

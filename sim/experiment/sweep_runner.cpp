@@ -192,6 +192,11 @@ SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepP
       ++summary.ran;
       ++progress.done;
       if (failed) ++summary.failed, ++progress.failed;
+      // The next point takes the freed process at once, so the progress line counts it running.
+      if (!queue.empty()) {
+        still.push_back(start_point(sweep, points[queue.front()], queue.front(), options.run_system));
+        queue.pop_front();
+      }
       progress.running = static_cast<int>(running.size() - k - 1 + still.size());
       report();
     }

@@ -170,7 +170,7 @@ TEST_CASE("sweep: the same lines with --jobs 1 and --jobs 2 - CSV export readabl
   REQUIRE(rows.size() == 1 + 3 * 2);
   CHECK(rows[0].rfind("id,index,point.cluster.workers,name,model,", 0) == 0);
   for (const auto& row : rows) CHECK(csv_fields(row) == csv_fields(rows[0]));
-  CHECK(rows[1].find(",ddp,true,") != std::string::npos);
+  CHECK(rows[1].find(",ddp,ddp,{},ddp,1.0,true,") != std::string::npos);  // system, kind, settings, first system, ratio
   auto exported = run_luwusim("sweep-export " + dir / "one.jsonl");
   REQUIRE(exported.exit_code == 0);
   CHECK(exported.out == read_whole_file(dir / "two.csv"));
