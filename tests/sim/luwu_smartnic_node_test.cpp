@@ -14,19 +14,6 @@ using namespace sim_test;
 
 namespace {
 
-// Durations (s) of the timeline spans of one component's track.
-std::vector<double> span_durations(const Json& trace, const std::string& component, const std::string& track) {
-  int pid = -1, tid = -1;
-  for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == component) pid = e["pid"];
-  for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid && e["args"]["name"] == track) tid = e["tid"];
-  std::vector<double> out;
-  for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid) out.push_back(e["dur"].get<double>() * 1e-6);
-  return out;
-}
-
 topologies::Topology bluefield_cluster(int workers) {
   topologies::LuwuStarParams p;
   p.workers = workers;

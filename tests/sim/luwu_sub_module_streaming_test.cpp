@@ -15,14 +15,6 @@ using namespace sim_test;
 
 namespace {
 
-workloads::Trace gpt3_125m() {
-  workloads::TrainingConfig t;
-  t.micro_batch = 1;
-  t.seq_len = 256;
-  t.recompute = true;
-  return workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), t);
-}
-
 double node_sent_bytes(const sim::SystemResult& r) {
   for (const auto& l : r.links)
     if (l.link == "optnode-nic0--switch_UP") return l.bytes;
@@ -33,7 +25,7 @@ double node_sent_bytes(const sim::SystemResult& r) {
 }  // namespace
 
 TEST_CASE("luwu sub-module streaming: the node multicasts each gather of the stage-3 plan once, per layer each pass") {
-  const auto trace = gpt3_125m();
+  const auto trace = gpt3_125m_trace();
   const Json settings = {{"param_fetch", "sub-module"}};
   // The plan (tested on its own in param_fetch_plan_test.cpp), with LuWu's workers keeping no
   // persistent parameters.

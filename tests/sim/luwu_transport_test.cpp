@@ -21,19 +21,6 @@ namespace {
 constexpr double kDrop = 0.3;
 constexpr std::uint64_t kParams = 50'000'000;
 
-// Durations (s) of the spans on one track of gpu0's timeline, in order.
-std::vector<double> gpu0_spans(const Json& trace, const std::string& track) {
-  int pid = -1, tid = -1;
-  for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "gpu0") pid = e["pid"];
-  for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid && e["args"]["name"] == track) tid = e["tid"];
-  std::vector<double> out;
-  for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid) out.push_back(e["dur"].get<double>() * 1e-6);
-  return out;
-}
-
 struct Run {
   sim::SystemResult result;
   std::vector<double> pushes;  // gpu0's gradient pushes, in backward order
@@ -51,7 +38,7 @@ Run run_luwu(const std::string& push_pull, double sm_share = 0) {
   auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"push_pull", push_pull}}), options);
   REQUIRE(r.feasible);
   const std::string track = push_pull == "gpu-kernel" ? "gradient to switch (gpu kernel)" : "gradient to switch (smartnic dma)";
-  return {r, gpu0_spans(r.timeline, track)};
+  return {r, span_durations(r.timeline, "gpu0", track)};
 }
 
 }  // namespace
@@ -112,14 +99,7 @@ TEST_CASE("luwu reliability per-packet-ack: the node's parameter sends in forwar
   options.record_timeline = true;
   auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"reliability", "per-packet-ack"}}), options);
   REQUIRE(r.feasible);
-  int pid = -1, tid = -1;
-  for (const auto& e : r.timeline["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "optnode") pid = e["pid"];
-  for (const auto& e : r.timeline["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid && e["args"]["name"] == "parameter send") tid = e["tid"];
-  std::vector<double> sends;
-  for (const auto& e : r.timeline["traceEvents"])
-    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid) sends.push_back(e["dur"].get<double>() * 1e-6);
+  const auto sends = span_durations(r.timeline, "optnode", "parameter send");
   REQUIRE(sends.size() == 8);
   // Forward: each layer's 2 x params bytes in 16 pieces at share x x0, each piece paying the route's latency.
   const auto node = path(topo, topo.vertex("optnode"), topo.vertex("switch"));

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "models/host.hpp"
 #include "models/optimizer_cost.hpp"
@@ -119,6 +120,29 @@ inline double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
   for (const auto& op : t.ops)
     sum += hw.gpu.compute_time_s(op.flops, 2048.0, t.model.hidden, t.model.hidden, models::Precision::Fp16);
   return sum;
+}
+
+// GPT-3 125M from the catalog at micro-batch 1, 256 tokens, recompute on: a real model's
+// sub-modules, small enough to simulate in a test.
+inline workloads::Trace gpt3_125m_trace() {
+  workloads::TrainingConfig t;
+  t.micro_batch = 1;
+  t.seq_len = 256;
+  t.recompute = true;
+  return workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), t);
+}
+
+// Durations (s) of the spans on one track of a component's timeline (a Chrome trace), in order.
+inline std::vector<double> span_durations(const luwu::Json& trace, const std::string& component, const std::string& track) {
+  int pid = -1, tid = -1;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == component) pid = e["pid"];
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid && e["args"]["name"] == track) tid = e["tid"];
+  std::vector<double> out;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid) out.push_back(e["dur"].get<double>() * 1e-6);
+  return out;
 }
 
 // A system as a scenario would name it, with these settings on top of its defaults.

@@ -319,7 +319,8 @@ TEST_CASE("merging results: one line per id sorted by index - CSV rows as wide a
   CHECK(rows[0].rfind("id,index,point.cluster.workers,", 0) == 0);
   for (const auto& r : rows) CHECK(fields(r) == fields(rows[0]));
   CHECK(rows[2].find("\"it, \"\"failed\"\"\"") != std::string::npos);
-  CHECK(rows[1].find(",ddp,true,,1.5,") != std::string::npos);
+  // system, its kind and settings (a bare name: none), the first system and this one's time over it, feasible
+  CHECK(rows[1].find(",ddp,ddp,{},ddp,1.0,true,,1.5,") != std::string::npos);
   CHECK_THROWS_AS(merge_sweep_results({a, temp_path("missing.jsonl")}), luwu::InputError);
   std::remove(a.c_str());
   std::remove(b.c_str());

@@ -14,14 +14,6 @@ using namespace sim_test;
 
 namespace {
 
-workloads::Trace gpt3_125m() {
-  workloads::TrainingConfig t;
-  t.micro_batch = 1;
-  t.seq_len = 256;
-  t.recompute = true;
-  return workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), t);
-}
-
 double sent(const workloads::Trace& trace, const topologies::Topology& topo, const std::string& system, Json settings) {
   auto r = sim::simulate_system(trace, topo, quiet_hardware(topo), *make_system(system, settings), {});
   REQUIRE(r.feasible);
@@ -31,7 +23,7 @@ double sent(const workloads::Trace& trace, const topologies::Topology& topo, con
 }  // namespace
 
 TEST_CASE("zero++ qgZ and qwZ: the gradient and weight bytes each rank sends shrink by the wire formats' ratio") {
-  const auto trace = gpt3_125m();
+  const auto trace = gpt3_125m_trace();
   const auto topo = star(4);
   const double n = 4;
   // Reduce-scatters: each rank sends (N - 1) / N of every backward op's gradient (fp16) in a ring.
@@ -54,7 +46,7 @@ TEST_CASE("zero++ qgZ and qwZ: the gradient and weight bytes each rank sends shr
 }
 
 TEST_CASE("zero++ hpZ: a secondary partition per server, and the backward gathers stay inside it") {
-  const auto trace = gpt3_125m();
+  const auto trace = gpt3_125m_trace();
   topologies::DgxParams d;
   d.servers = 2;
   d.gpus_per_server = 4;

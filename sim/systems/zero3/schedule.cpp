@@ -9,6 +9,7 @@
 
 #include "sim/engine/stream.hpp"
 #include "sim/systems/gpu_collective.hpp"
+#include "sim/systems/model_state.hpp"
 #include "sim/systems/param_fetch_replay.hpp"
 
 namespace luwu::sim {
@@ -83,6 +84,18 @@ class Zero3Schedule : public Schedule {
 };
 
 }  // namespace
+
+MemoryFootprint zero3_shards_footprint(const workloads::Trace& trace, int workers, double gpu_memory,
+                                       const ParamFetchSettings& fetch) {
+  MemoryFootprint f = base_footprint(trace, workers, gpu_memory, false);
+  const auto bytes = model_state_bytes(trace.training.dtype);
+  const std::uint64_t shard = shard_params(trace.total_params(), workers);
+  f.gpu_params_bytes = bytes.param * shard;
+  f.gpu_grads_bytes = bytes.grad * shard;
+  f.gpu_optimizer_bytes = bytes.optimizer * shard;
+  f.gpu_buffer_bytes = gathered_working_set_bytes(trace, fetch);
+  return f;
+}
 
 std::unique_ptr<Schedule> make_zero3_schedule(const Zero3Settings& settings, const Zero3Wire& wire,
                                               const workloads::Trace& trace) {

@@ -3,6 +3,7 @@
 // (sim/systems/zeropp) is ZeRO-3 with other wire formats and a secondary partition.
 #include <memory>
 
+#include "sim/systems/memory_footprint.hpp"
 #include "sim/systems/schedule.hpp"
 #include "sim/systems/zero3/zero3.hpp"
 
@@ -21,6 +22,11 @@ struct Zero3Wire {
   double weight_codec_hbm_bytes_per_element = 0;
   double gradient_codec_hbm_bytes_per_element = 0;
 };
+
+// ZeRO-3's GPU memory: a 1/N shard of parameters, gradients and optimizer state, and the gathered
+// parameters in flight (before the verdict: the caller adds what it keeps besides, then judges).
+MemoryFootprint zero3_shards_footprint(const workloads::Trace& trace, int workers, double gpu_memory,
+                                       const ParamFetchSettings& fetch);
 
 std::unique_ptr<Schedule> make_zero3_schedule(const Zero3Settings& settings, const Zero3Wire& wire,
                                               const workloads::Trace& trace);

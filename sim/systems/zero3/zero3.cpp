@@ -9,7 +9,6 @@
 #include "sim/systems/zero3/zero3.hpp"
 
 
-#include "sim/systems/model_state.hpp"
 #include "sim/systems/zero3/schedule.hpp"
 
 namespace luwu::sim {
@@ -21,13 +20,7 @@ class Zero3 : public System {
 
   // A 1/N shard of parameters, gradients and optimizer state; the gathered parameters in flight.
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
-    MemoryFootprint f = base_footprint(trace, workers, gpu_memory, false);
-    const auto bytes = model_state_bytes(trace.training.dtype);
-    const std::uint64_t shard = shard_params(trace.total_params(), workers);
-    f.gpu_params_bytes = bytes.param * shard;
-    f.gpu_grads_bytes = bytes.grad * shard;
-    f.gpu_optimizer_bytes = bytes.optimizer * shard;
-    f.gpu_buffer_bytes = gathered_working_set_bytes(trace, settings_.fetch);
+    MemoryFootprint f = zero3_shards_footprint(trace, workers, gpu_memory, settings_.fetch);
     judge_footprint(f, name(), gpu_memory);
     return f;
   }

@@ -25,13 +25,8 @@ class Zeropp : public System {
 
   // ZeRO-3's shards, plus hpZ's secondary partition.
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
-    MemoryFootprint f = base_footprint(trace, workers, gpu_memory, false);
+    MemoryFootprint f = zero3_shards_footprint(trace, workers, gpu_memory, settings_.zero3.fetch);
     const auto bytes = model_state_bytes(trace.training.dtype);
-    const std::uint64_t shard = shard_params(trace.total_params(), workers);
-    f.gpu_params_bytes = bytes.param * shard;
-    f.gpu_grads_bytes = bytes.grad * shard;
-    f.gpu_optimizer_bytes = bytes.optimizer * shard;
-    f.gpu_buffer_bytes = gathered_working_set_bytes(trace, settings_.zero3.fetch);
     if (const int h = std::min(settings_.hpz_partition_size, workers); h > 1)
       f.gpu_params_bytes += bytes.param * shard_params(trace.total_params(), h);
     judge_footprint(f, name(), gpu_memory);
