@@ -140,6 +140,8 @@ const bool registered = luwu::cli::register_command(
       CLI::App* dot_cmd = app.add_subcommand("dot", "write a GraphViz drawing (and a PNG when `dot` is installed)");
       dot_cmd->add_option("file", *dot_file, "topology JSON file")->required();
       dot_cmd->add_option("-o,--output", *dot_out, "output .dot file")->required();
+      auto dot_full = std::make_shared<bool>(false);
+      dot_cmd->add_flag("--full", *dot_full, "draw every server (past 8 servers only the first 2 are drawn whole)");
 
       return [=]() -> int {
         if (build_cmd->parsed()) {
@@ -156,7 +158,9 @@ const bool registered = luwu::cli::register_command(
         }
         if (dot_cmd->parsed()) {
           Topology t = load_topology(*dot_file);
-          luwu::write_file_atomically(*dot_out, to_dot(t));
+          luwu::topologies::DotOptions options;
+          options.full = *dot_full;
+          luwu::write_file_atomically(*dot_out, to_dot(t, options));
           std::cerr << "wrote " << *dot_out << "\n";
           if (std::system("command -v dot >/dev/null 2>&1") == 0) {
             std::string png = *dot_out;
