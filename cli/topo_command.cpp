@@ -36,6 +36,7 @@ struct BuildOptions {
   double oversubscription = 1.0;
   int optimizer_nics = 1;
   int optimizer_ssds = 4;
+  int parameter_servers = 0;
   std::string network, gpu, nic, switch_profile, pcie, host, ssd, nvlink, optimizer_nic, optimizer_host, optimizer_ssd;
 };
 
@@ -68,6 +69,7 @@ Topology build_luwu_star_from(const BuildOptions& o) {
   p.workers = o.workers;
   p.optimizer_nics = o.optimizer_nics;
   p.optimizer_ssds = o.optimizer_ssds;
+  p.parameter_servers = o.parameter_servers;
   if (o.nvme >= 0) p.nvme_per_worker = o.nvme;
   if (!o.optimizer_nic.empty()) p.optimizer_nic_profile = o.optimizer_nic;
   if (!o.optimizer_host.empty()) p.optimizer_host_profile = o.optimizer_host;
@@ -117,6 +119,9 @@ const bool registered = luwu::cli::register_command(
       build_cmd->add_option("--oversubscription", b->oversubscription, "fat-tree: leaf down:up ratio")->capture_default_str();
       build_cmd->add_option("--optimizer-nics", b->optimizer_nics, "luwu-star: NICs of the optimizer node")->capture_default_str();
       build_cmd->add_option("--optimizer-ssds", b->optimizer_ssds, "luwu-star: SSDs of the optimizer node")->capture_default_str();
+      build_cmd->add_option("--parameter-servers", b->parameter_servers,
+                            "luwu-star: CPU machines ps<k> on the switch for dedicated parameter servers")
+          ->capture_default_str();
       build_cmd->add_option("--network", b->network, "NIC line rate, e.g. 100Gb/s (default: the NIC profile's)");
       build_cmd->add_option("--gpu", b->gpu, "GPU profile");
       build_cmd->add_option("--nic", b->nic, "NIC or SmartNIC profile");

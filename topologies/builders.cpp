@@ -33,9 +33,11 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   const std::string opt_host_profile = p.optimizer_host_profile.empty() ? p.host_profile : p.optimizer_host_profile;
   const std::string opt_ssd_profile = p.optimizer_ssd_profile.empty() ? p.ssd_profile : p.optimizer_ssd_profile;
   Network opt_net = make_network(opt_nic_profile, p.switch_profile, p.network_Bps, profiles);
-  require(p.workers + p.optimizer_nics <= net.sw.ports,
-          fmt::format("{} workers + {} optimizer-node NICs need more than the {} ports of switch {}", p.workers,
-                      p.optimizer_nics, net.sw.ports, p.switch_profile));
+  require(p.parameter_servers >= 0, "parameter_servers must be >= 0");
+  const std::string ps_host_profile = p.parameter_server_host_profile.empty() ? p.host_profile : p.parameter_server_host_profile;
+  require(p.workers + p.optimizer_nics + p.parameter_servers <= net.sw.ports,
+          fmt::format("{} workers + {} optimizer-node NICs + {} parameter servers need more than the {} ports of switch {}",
+                      p.workers, p.optimizer_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
 
   Topology t;
   t.builder = "luwu-star";
@@ -48,6 +50,11 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
                     {"network_Bps", p.network_Bps},   {"optimizer_nics", p.optimizer_nics},
                     {"optimizer_ssds", p.optimizer_ssds}, {"nvme_per_worker", p.nvme_per_worker},
                     {"optimizer_host", opt_host_profile}, {"optimizer_ssd", opt_ssd_profile}};
+  if (p.parameter_servers > 0) {
+    t.builder_args["parameter_servers"] = p.parameter_servers;
+    t.builder_args["parameter_server_host"] = ps_host_profile;
+    t.builder_args["parameter_server_nic"] = p.parameter_server_nic_profile;
+  }
 
   std::vector<Vertex> nics;
   for (int w = 0; w < p.workers; ++w) {
@@ -76,6 +83,17 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   }
   for (int j = 0; j < p.optimizer_ssds; ++j)
     add_ssd(t, "optnode-ssd" + std::to_string(j), opt, opt_ssd_profile, -1, profiles);
+  if (p.parameter_servers > 0) {
+    Network ps_net = make_network(p.parameter_server_nic_profile, p.switch_profile, p.network_Bps, profiles);
+    for (int k = 0; k < p.parameter_servers; ++k) {
+      const std::string id = "ps" + std::to_string(k);
+      Vertex ps = add_cpu(t, id, VertexKind::Cpu, ps_host_profile, -1, profiles);
+      add_dram(t, id + "-dram", ps, ps_host_profile, -1, profiles);
+      Vertex nic = add_nic(t, id + "-nic", ps_net, p.parameter_server_nic_profile, -1);
+      add_pcie(t, ps, nic, p.pcie_profile, profiles);
+      add_nic_uplink(t, nic, sw, ps_net);
+    }
+  }
   return t;
 }
 

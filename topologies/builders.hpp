@@ -21,9 +21,10 @@ constexpr long long kMaxBuilderGpus = 262144;
 // ethernet - "switch" (programmable), with the host cpu<w> (root complex) above the PCIe switch,
 // its DRAM dram<w> and NVMe SSDs nvme<w>-<j> (ZeRO-Infinity/Offload use them); plus the
 // in-network optimizer node "optnode" (CPU) with optnode-dram, SSDs optnode-ssd<j> and NICs
-// optnode-nic<k> on the switch.
-//   vertices = W (5 + nvme_per_worker) + 1 (switch) + 2 (optnode, its DRAM) + K nics + S ssds
-//   links    = W (5 + nvme_per_worker) + 1 (optnode DRAM) + 2 K + S
+// optnode-nic<k> on the switch; plus `parameter_servers` CPU machines ps<k> (plain parameter
+// servers, ATP's: a CPU outside any server, server -1) with DRAM ps<k>-dram and one NIC ps<k>-nic.
+//   vertices = W (5 + nvme_per_worker) + 1 (switch) + 2 (optnode, its DRAM) + K nics + S ssds + 3 PS
+//   links    = W (5 + nvme_per_worker) + 1 (optnode DRAM) + 2 K + S + 3 PS
 struct LuwuStarParams {
   int workers = 8;
   std::string gpu_profile = "a100-40gb-sxm";
@@ -39,6 +40,9 @@ struct LuwuStarParams {
   int optimizer_nics = 1;
   int optimizer_ssds = 4;
   int nvme_per_worker = 1;
+  int parameter_servers = 0;
+  std::string parameter_server_host_profile;  // "" = host_profile
+  std::string parameter_server_nic_profile = "rdma-nic-100g";  // a conventional NIC
 };
 Topology build_luwu_star(const LuwuStarParams& params, const models::ProfileCatalog& profiles = {});
 

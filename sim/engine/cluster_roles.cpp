@@ -43,6 +43,8 @@ ClusterRoles roles_of(const topologies::Topology& topo, const topologies::Lowere
     roles.optimizer_node = platform.host_of_vertex.at(*node);
     roles.optimizer_ssds = disks_of(topo, platform, *node);
   }
+  for (auto cpu : topo.of_kind(topologies::VertexKind::Cpu))
+    if (topo[cpu].server < 0) roles.parameter_servers.push_back(platform.host_of_vertex.at(cpu));
   return roles;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Which SimGrid host or disk plays which part in a data-parallel iteration: each rank's GPU, its
-// server's CPU and NVMe SSDs, its NIC; the switch the NICs reach; LuWu's optimizer node.
+// server's CPU and NVMe SSDs, its NIC; the switch the NICs reach; LuWu's optimizer node; dedicated
+// parameter servers.
 #include <vector>
 
 #include <simgrid/s4u/Disk.hpp>
@@ -24,6 +25,8 @@ struct ClusterRoles {
   simgrid::s4u::Host* network_switch = nullptr;     // the switch rank 0's NIC is cabled to
   simgrid::s4u::Host* optimizer_node = nullptr;     // nullptr without one
   std::vector<simgrid::s4u::Disk*> optimizer_ssds;
+  // CPU machines outside any server (the luwu-star builder's ps<k>): dedicated parameter servers.
+  std::vector<simgrid::s4u::Host*> parameter_servers;
 
   int world() const { return static_cast<int>(ranks.size()); }
   std::vector<simgrid::s4u::Host*> gpu_hosts() const;

@@ -54,7 +54,10 @@ Hardware hardware_of(const topologies::Topology& topo) {
   // Linear in the cluster's size (a GPU's own CPU and NIC are found by a search of the graph, too
   // slow to do for every rank of a large cluster): the GPUs, and the worker servers' CPUs.
   require_uniform(topo, gpus, "GPU");
-  require_uniform(topo, topo.of_kind(topologies::VertexKind::Cpu), "worker host");
+  std::vector<topologies::Vertex> worker_cpus, parameter_servers;
+  for (auto cpu : topo.of_kind(topologies::VertexKind::Cpu)) (topo[cpu].server >= 0 ? worker_cpus : parameter_servers).push_back(cpu);
+  require_uniform(topo, worker_cpus, "worker host");
+  require_uniform(topo, parameter_servers, "parameter server");
   std::map<int, int> per_server;
   for (auto g : gpus) ++per_server[topo[g].server];
   for (const auto& [server, count] : per_server)
@@ -79,6 +82,8 @@ Hardware hardware_of(const topologies::Topology& topo) {
     }
     if (node_nic) hw.optimizer_smartnic = smartnic_of(topo, catalog.resolve(topo[*node_nic].profile));
   }
+  hw.parameter_servers = static_cast<int>(parameter_servers.size());
+  if (!parameter_servers.empty()) hw.parameter_server = host_of(topo, catalog, parameter_servers.front());
   auto nic = topo.nic_of(gpus.front());
   const auto nic_profile = catalog.resolve(topo[nic].profile);
   hw.worker_nic = nic_of(topo, nic_profile);

@@ -16,6 +16,8 @@ struct Hardware {
   models::GpuSpec gpu;
   models::HostSpec worker_host;                      // CPU, DRAM and NVMe array of rank 0's server
   std::optional<models::HostSpec> optimizer_node;    // LuWu's in-network optimizer node
+  int parameter_servers = 0;                          // CPU machines outside any server (ps<k>)
+  std::optional<models::HostSpec> parameter_server;  // their host, when there are any
   models::NicSpec worker_nic;                        // rank 0's NIC, line rate as the topology set it
   // Rank 0's NIC and the optimizer node's first NIC when they are SmartNICs (their push and pull
   // limits, models/smartnic.hpp), line rate as the topology set it.

@@ -16,6 +16,21 @@ ClusterCost cluster_cost(const topologies::Topology& topology, const models::Pri
     if (g[v].kind == VertexKind::Cpu)
       if (const auto* p = prices.find(g[v].profile)) included[g[v].server] = p->includes;
 
+  // Machines outside the worker servers (the optimizer node, parameter servers) count, with the
+  // NICs and SSDs they hold, only for a system that uses them.
+  std::map<topologies::Vertex, bool> outside_used;
+  for (auto v : boost::make_iterator_range(boost::vertices(g))) {
+    const bool node = g[v].kind == VertexKind::OptimizerNode;
+    if (g[v].server >= 0 || (!node && g[v].kind != VertexKind::Cpu)) continue;
+    const bool in_use = node ? used.optimizer_node : used.parameter_servers;
+    outside_used[v] = in_use;
+    for (auto [it, end] = boost::adjacent_vertices(v, g); it != end; ++it) outside_used[*it] = in_use;
+  }
+  auto outside = [&](topologies::Vertex v) {
+    auto it = outside_used.find(v);
+    return it != outside_used.end() && it->second;
+  };
+
   for (auto v : boost::make_iterator_range(boost::vertices(g))) {
     const auto& d = g[v];
     const std::string kind = topologies::to_string(d.kind);
@@ -27,11 +42,11 @@ ClusterCost cluster_cost(const topologies::Topology& topology, const models::Pri
       case VertexKind::Switch:
       case VertexKind::ProgrammableSwitch: counted = true; break;
       case VertexKind::OptimizerNode: counted = used.optimizer_node; break;
-      case VertexKind::Ssd: counted = d.server >= 0 ? used.worker_ssds : used.optimizer_node; break;
+      case VertexKind::Ssd: counted = d.server >= 0 ? used.worker_ssds : outside(v); break;
       case VertexKind::Nic:
-      case VertexKind::SmartNic: counted = d.server >= 0 || used.optimizer_node; break;
-      case VertexKind::Gpu:
-      case VertexKind::Cpu: counted = true; break;
+      case VertexKind::SmartNic: counted = d.server >= 0 || outside(v); break;
+      case VertexKind::Gpu: counted = true; break;
+      case VertexKind::Cpu: counted = d.server >= 0 || used.parameter_servers; break;
     }
     if (!counted) continue;
     if (d.server >= 0 && d.kind != VertexKind::Cpu) {

@@ -5,6 +5,7 @@
 //     network switches;
 //   - the worker servers' SSDs only for a system that keeps state on them (ZeRO-Infinity's NVMe);
 //   - the optimizer node (its server, NICs and SSDs) only for a system that uses one (LuWu);
+//   - dedicated parameter servers (their machines and NICs) only for a system that uses them;
 //   - never priced apart: what is part of a server (DRAM, PCIe and NVLink switches), and the
 //     parts a server's price includes (a DGX's GPUs, NICs, SSDs).
 // A device whose profile has no price leaves the cost unknown; the result names it.
@@ -21,6 +22,7 @@ namespace luwu::sim {
 struct ClusterParts {
   bool worker_ssds = false;
   bool optimizer_node = false;
+  bool parameter_servers = false;  // dedicated CPU machines (ps<k>)
 };
 
 struct ClusterCost {

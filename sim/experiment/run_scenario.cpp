@@ -98,7 +98,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
     run.results.push_back(simulate_system(trace, scenario.topology, hardware, *s, sim_options));
     auto& r = run.results.back();
     if (scenario.prices)
-      r.cost = cost_to_json(cluster_cost(scenario.topology, *scenario.prices, {s->uses_worker_ssds(), s->uses_optimizer_node()}),
+      r.cost = cost_to_json(cluster_cost(scenario.topology, *scenario.prices, {s->uses_worker_ssds(), s->uses_optimizer_node(), s->uses_parameter_servers()}),
                             r.feasible ? r.tokens_per_s : 0);
   }
   return run;

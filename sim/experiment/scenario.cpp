@@ -155,17 +155,20 @@ topologies::Topology build_with_catalog(const JsonNode& c, models::ProfileCatalo
 
 topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& catalog) {
   c.only_keys({"topology", "workers", "network", "profiles", "optimizer_nics", "optimizer_ssds", "nvme_per_worker",
-               "overrides"});
+               "parameter_servers", "overrides"});
   topologies::LuwuStarParams p;
   p.workers = int_arg(c, "workers", p.workers);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   p.optimizer_nics = int_arg(c, "optimizer_nics", p.optimizer_nics);
   p.optimizer_ssds = int_arg(c, "optimizer_ssds", p.optimizer_ssds, 0, kMaxDisksPerHost);
   p.nvme_per_worker = int_arg(c, "nvme_per_worker", p.nvme_per_worker, 0, kMaxDisksPerHost);
+  p.parameter_servers = int_arg(c, "parameter_servers", p.parameter_servers, 0);
   profile_args(c, {{"gpu", &p.gpu_profile}, {"pcie", &p.pcie_profile}, {"nic", &p.nic_profile},
                    {"switch", &p.switch_profile}, {"host", &p.host_profile}, {"ssd", &p.ssd_profile},
                    {"optimizer_nic", &p.optimizer_nic_profile}, {"optimizer_host", &p.optimizer_host_profile},
-                   {"optimizer_ssd", &p.optimizer_ssd_profile}},
+                   {"optimizer_ssd", &p.optimizer_ssd_profile},
+                   {"parameter_server_host", &p.parameter_server_host_profile},
+                   {"parameter_server_nic", &p.parameter_server_nic_profile}},
                catalog);
   return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
     return topologies::build_luwu_star(p, profiles);

@@ -4,8 +4,10 @@
 
 #include "common/choice.hpp"
 
+#include "sim/systems/atp/atp.hpp"
 #include "sim/systems/ddp/ddp.hpp"
 #include "sim/systems/luwu/luwu.hpp"
+#include "sim/systems/parameter_server/parameter_server.hpp"
 #include "sim/systems/switchml/switchml.hpp"
 #include "sim/systems/zero3/zero3.hpp"
 #include "sim/systems/zero_infinity/zero_infinity.hpp"
@@ -22,6 +24,8 @@ const std::vector<RegisteredSystem>& registered_systems() {
       {"zero-offload", parse_zero_offload},    // ZeRO-2 on the GPUs, the optimizer on the host CPU
       {"zero-infinity", parse_zero_infinity},  // ZeRO-3 with parameters and optimizer state on NVMe or DRAM
       {"switchml", parse_switchml},            // in-switch aggregation for replicated data parallelism
+      {"atp", parse_atp},                      // best-effort in-switch aggregation with parameter-server fallback
+      {"parameter-server", parse_parameter_server},  // model-in-server: optimizer state and updates on CPU servers
       {"luwu", parse_luwu},                    // model-in-network data parallelism, an in-network optimizer node
   };
   return systems;

@@ -41,6 +41,7 @@ class System {
   // sim/experiment/cluster_cost.hpp).
   virtual bool uses_worker_ssds() const { return false; }
   virtual bool uses_optimizer_node() const { return false; }
+  virtual bool uses_parameter_servers() const { return false; }  // dedicated ps<k> machines
   // Its GPU-executed collectives (systems without any keep the defaults, which then do nothing).
   virtual CollectiveSettings collectives() const { return {}; }
   // One iteration: what each rank's actor does; systems with network-side parts start their

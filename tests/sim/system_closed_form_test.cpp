@@ -120,7 +120,11 @@ TEST_CASE("the same scenario twice gives identical output") {
 TEST_CASE("one worker with interference on: every system runs, DDP and ZeRO-3 are compute plus the optimizer step") {
   // A collective over one rank moves nothing and takes no time, so its interference scope opens
   // and closes in one instant (this crashed SimGrid: issue "Nothing accepted crashes").
-  auto topo = star(1);
+  // With one dedicated parameter-server machine, for the systems that use one.
+  topologies::LuwuStarParams p;
+  p.workers = 1;
+  p.parameter_servers = 1;
+  auto topo = topologies::build_luwu_star(p);
   auto hw = sim::hardware_of(topo);
   REQUIRE(hw.gpu.collective_interference > 0);
   auto trace = synthetic_trace(6, 10'000'000, 3e12);

@@ -1,0 +1,151 @@
+// ATP (Lao et al., NSDI'21): in-network aggregation for multi-tenant learning.
+//
+// Every GPU holds the whole model and its optimizer state, as in DDP, and backward fills gradient
+// buckets the same way; a full bucket is all-reduced by push-pull through the programmable switch
+// and the parameter servers.  Each worker's NIC streams the bucket into the switch, piece by piece
+// (in_switch_aggregation.hpp).  Aggregation is best effort: a piece that finds a free aggregator
+// (`switch_aggregator_share` of them) is summed in the switch once every worker's copy is in, and
+// the sum goes on to the piece's parameter server; the rest pass through to their servers, which
+// sum the workers' copies on their CPUs (parameter_servers.hpp).  Either way the server then sends
+// the result to the switch, which multicasts it to every worker (ATP's result packet also frees
+// the aggregator and acknowledges the workers' packets).  After the last bucket is back, the
+// optimizer steps on the GPU.  Earlier micro-batches of gradient accumulation only accumulate.
+#include "sim/systems/atp/atp.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Actor.hpp>
+
+#include "sim/engine/countdown.hpp"
+#include "sim/engine/stream.hpp"
+#include "sim/engine/transfers.hpp"
+#include "sim/systems/gradient_buckets.hpp"
+#include "sim/systems/model_state.hpp"
+
+namespace luwu::sim {
+namespace {
+
+class AtpSchedule : public Schedule {
+ public:
+  AtpSchedule(const AtpSettings& settings, ClusterEnv& env)
+      : env_(env),
+        share_(settings.switch_aggregator_share),
+        aggregation_(env, settings.aggregation, "atp"),
+        servers_(env, settings.servers, "atp"),
+        buckets_(plan_gradient_buckets(env.trace, settings.bucket_bytes, BucketedMicroSteps::Last)) {
+    // Pieces cross the network as the switch's integer elements, whichever way they go.
+    const double wire_per_grad_byte =
+        settings.aggregation.element_bytes / workloads::bytes_per_element(env.trace.training.dtype);
+    for (const auto& b : buckets_) {
+      aggregation_.add_round(b.bytes * share_);
+      servers_.add_round(b.bytes * (1 - share_) * wire_per_grad_byte);
+    }
+    const int results = (share_ > 0 ? aggregation_.pieces() : 0) + (share_ < 1 ? servers_.servers() : 0);
+    delivered_.assign(env.world(), {});
+    for (auto& rank : delivered_)
+      for (std::size_t b = 0; b < buckets_.size(); ++b) rank.push_back(std::make_shared<Countdown>(results));
+    aggregation_.on_summed([this](std::size_t b, int piece, double bytes) { relay_switch_sum(b, piece, bytes); });
+    servers_.on_complete([this](std::size_t b, int s) { sum_fallback(b, s); });
+  }
+
+  void run_rank(RankEnv& env) override {
+    GpuDevice& gpu = env.gpu;
+    const auto& trace = env.trace();
+    Stream upload(gpu.name(), "gradient to switch (nic dma)", "communication", gpu.host(), &env_.timeline);
+    auto bucket = buckets_.begin();
+    for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+      env.compute(trace.ops[i]);
+      for (; bucket != buckets_.end() && bucket->after_op == i; ++bucket) {
+        const auto b = static_cast<std::size_t>(bucket->index);
+        upload.enqueue("push bucket " + std::to_string(b), [this, &env, b] {
+          if (share_ > 0) aggregation_.send(env, b);
+          if (share_ < 1) servers_.push(env, b);
+        });
+      }
+    }
+    for (std::size_t b = 0; b < buckets_.size(); ++b)
+      gpu.wait(delivered_[env.rank()][b]->done(), WaitCause::Communication, "push-pull bucket " + std::to_string(b));
+    gpu.optimizer_step("adam step", env.gpu_optimizer_time_s(static_cast<double>(trace.total_params())));
+  }
+
+ private:
+  // The switch summed a piece: it goes to its server and back, then to every worker.
+  void relay_switch_sum(std::size_t b, int piece, double bytes) {
+    const int s = piece % servers_.servers();
+    simgrid::s4u::Actor::create("atp result", aggregation_.switch_host(), [this, b, s, bytes] {
+      transfer(aggregation_.switch_host(), servers_.host(s), bytes, env_.traffic);
+      paced(servers_.memory_bus(s), 2 * bytes, [&] { transfer(servers_.host(s), aggregation_.switch_host(), bytes, env_.traffic); });
+      multicast_result(b, bytes);
+    });
+  }
+
+  // Every worker's fallback shard of bucket b is at server s: its CPU sums them, and the result
+  // goes to the switch for its multicast.
+  void sum_fallback(std::size_t b, int s) {
+    auto summed = servers_.cpu(s).enqueue("sum bucket " + std::to_string(b), [this, b, s] { servers_.sum(s, b, env_.world()); });
+    servers_.sender(s).enqueue(
+        "result bucket " + std::to_string(b),
+        [this, b, s] {
+          const double bytes = servers_.shard_bytes(b);
+          paced(servers_.memory_bus(s), bytes, [&] { transfer(servers_.host(s), aggregation_.switch_host(), bytes, env_.traffic); });
+          multicast_result(b, bytes);
+        },
+        {summed});
+  }
+
+  void multicast_result(std::size_t b, double bytes) {
+    aggregation_.multicast_to_workers(bytes, DataMover::NicDma, [this, b](int r) { delivered_[r][b]->arrive(); });
+  }
+
+  ClusterEnv& env_;
+  const double share_;
+  InSwitchAggregation aggregation_;
+  ParameterServerGroup servers_;
+  std::vector<GradientBucket> buckets_;
+  std::vector<std::vector<std::shared_ptr<Countdown>>> delivered_;  // [rank][bucket]: results back
+};
+
+class Atp : public System {
+ public:
+  Atp(const SystemEntry& entry, AtpSettings settings) : System(entry), settings_(settings) {}
+
+  // A full replica, as DDP: the switch and the servers only sum.
+  MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
+    return replica_footprint(trace, workers, gpu_memory, settings_.bucket_bytes, name());
+  }
+  std::string capacity_problem(const workloads::Trace&, const Hardware& hw) const override {
+    if (!hw.network_switch) return "does not run: atp needs a programmable switch";
+    std::string problem;
+    settings_.servers.count(hw.parameter_servers, hw.workers / hw.gpus_per_server, problem);
+    return problem;
+  }
+  bool uses_parameter_servers() const override {
+    return settings_.servers.placement == ParameterServerSettings::Placement::Dedicated;
+  }
+  std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
+    return std::make_unique<AtpSchedule>(settings_, env);
+  }
+
+ private:
+  AtpSettings settings_;
+};
+
+}  // namespace
+
+SystemPtr parse_atp(const SystemEntry& entry) {
+  entry.only_settings(setting_keys(
+      {{"bucket_bytes", "switch_aggregator_share"}, AggregationSettings::keys(), ParameterServerSettings::keys()}));
+  AtpSettings s;
+  if (entry.has("bucket_bytes")) s.bucket_bytes = entry.at("bucket_bytes").as_positive();
+  if (entry.has("switch_aggregator_share")) {
+    s.switch_aggregator_share = entry.at("switch_aggregator_share").as_non_negative();
+    if (s.switch_aggregator_share > 1) entry.at("switch_aggregator_share").fail("expected a share in [0, 1]");
+  }
+  s.aggregation = AggregationSettings::parse(entry);
+  s.servers = ParameterServerSettings::parse(entry, s.servers.placement);
+  return std::make_shared<Atp>(entry, s);
+}
+
+}  // namespace luwu::sim

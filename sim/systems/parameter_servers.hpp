@@ -1,0 +1,173 @@
+#pragma once
+// Parameter servers (Li et al., OSDI'14; BytePS, Jiang et al., OSDI'20): S CPU machines, each
+// owning 1/S of every gradient (BytePS partitions each tensor across its servers).  A worker
+// pushes each shard to its server; the server sums the workers' copies in its DRAM and then does
+// what its system asks (hand the sum back: ATP and BytePS's summation service; or update its
+// shard of the model on its CPU and hand the parameters back: model-in-server data parallelism);
+// each worker pulls its shards from every server.  A PS has no multicast: it sends every worker
+// its own copy.
+//
+// Placement: dedicated machines (the topology's ps<k>: the luwu-star builder's
+// "parameter_servers") or colocated on the workers' servers (their CPUs, DRAM and NICs, BytePS's
+// colocated mode), one per worker server.  A server's DRAM is a memory bus (pacing_host.hpp) that
+// every byte it receives or sends and every byte its sums and updates read and write goes through.
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Comm.hpp>
+
+#include "common/choice.hpp"
+#include "models/host.hpp"
+#include "sim/engine/countdown.hpp"
+#include "sim/engine/pacing_host.hpp"
+#include "sim/engine/stream.hpp"
+#include "sim/engine/transfers.hpp"
+#include "sim/systems/schedule.hpp"
+#include "sim/systems/system_entry.hpp"
+
+namespace luwu::sim {
+
+struct ParameterServerSettings {
+  enum class Placement { Dedicated, Colocated };
+  // Dedicated by default: the paper's plain parameter servers are "extra CPU machines".
+  Placement placement = Placement::Dedicated;
+  // How many servers: 0 = every dedicated machine the topology has, or one per worker server
+  // colocated.  Fewer than those leaves the rest idle.
+  int servers = 0;
+
+  static std::vector<std::string> keys() { return {"ps_placement", "parameter_servers"}; }
+  static ParameterServerSettings parse(const SystemEntry& entry, Placement default_placement) {
+    ParameterServerSettings s;
+    s.placement = default_placement;
+    if (entry.has("ps_placement"))
+      s.placement = static_cast<Placement>(entry.at("ps_placement").as_choice_index({"dedicated", "colocated"}, "ps_placement"));
+    s.servers = static_cast<int>(entry.settings().get_int("parameter_servers", 0, 0, 1 << 16));
+    return s;
+  }
+  static const char* placement_name(Placement p) { return p == Placement::Dedicated ? "dedicated" : "colocated"; }
+
+  // How many servers run on a cluster with `dedicated_machines` ps<k> and `worker_servers`
+  // servers, or "" and a sentence in `problem` when none can.
+  int count(int dedicated_machines, int worker_servers, std::string& problem) const {
+    const int available = placement == Placement::Dedicated ? dedicated_machines : worker_servers;
+    const int n = servers == 0 ? available : servers;
+    if (available == 0)
+      problem = "does not run: dedicated parameter servers need CPU machines in the topology (luwu-star "
+                "\"parameter_servers\": K), and this cluster has none";
+    else if (n > available)
+      problem = "does not run: " + std::to_string(n) + " parameter servers asked for, but the cluster has " +
+                std::to_string(available) + (placement == Placement::Dedicated ? " parameter-server machines" : " worker servers");
+    return n;
+  }
+};
+
+class ParameterServerGroup {
+ public:
+  // `on_complete(round, server)` runs, in the actor of the last worker to push, when every
+  // worker's shard of a round is at that server.
+  using OnComplete = std::function<void(std::size_t round, int server)>;
+
+  ParameterServerGroup(ClusterEnv& env, ParameterServerSettings settings, const std::string& system) : env_(env) {
+    std::string problem;
+    const int n = settings.count(static_cast<int>(env.roles.parameter_servers.size()), server_count(env), problem);
+    if (!problem.empty()) throw std::invalid_argument(system + " " + problem);
+    if (settings.placement == ParameterServerSettings::Placement::Dedicated) {
+      hosts_.assign(env.roles.parameter_servers.begin(), env.roles.parameter_servers.begin() + n);
+      spec_ = *env.hw.parameter_server;
+    } else {
+      for (const auto& rank : env.roles.ranks)
+        if (static_cast<int>(hosts_.size()) < n && std::find(hosts_.begin(), hosts_.end(), rank.cpu) == hosts_.end())
+          hosts_.push_back(rank.cpu);
+      spec_ = env.hw.worker_host;
+    }
+    for (std::size_t s = 0; s < hosts_.size(); ++s) {
+      const std::string name = "ps" + std::to_string(s);
+      memory_bus_.push_back(make_pacing_host(name + "/memory bus", {spec_.dram.achieved_Bps()}));
+      cpu_.push_back(std::make_unique<Stream>(name, "sum / update (cpu)", "optimizer", hosts_[s], &env.timeline));
+      send_.push_back(std::make_unique<Stream>(name, "send to workers", "communication", hosts_[s], &env.timeline));
+    }
+  }
+
+  int servers() const { return static_cast<int>(hosts_.size()); }
+  simgrid::s4u::Host* host(int s) const { return hosts_[static_cast<std::size_t>(s)]; }
+  simgrid::s4u::Host* memory_bus(int s) const { return memory_bus_[static_cast<std::size_t>(s)]; }
+  const models::HostSpec& host_spec() const { return spec_; }
+  // Work on server s's CPU, in order (sums, updates); and its sends, in order.
+  Stream& cpu(int s) { return *cpu_[static_cast<std::size_t>(s)]; }
+  Stream& sender(int s) { return *send_[static_cast<std::size_t>(s)]; }
+
+  // A round is one gradient every worker pushes (a bucket); `bytes` is one worker's copy, split
+  // evenly over the servers.  Returns its index.
+  std::size_t add_round(double bytes) {
+    rounds_.push_back({bytes / servers(), {}});
+    for (int s = 0; s < servers(); ++s) rounds_.back().arrivals.push_back(std::make_shared<Countdown>(env_.world()));
+    return rounds_.size() - 1;
+  }
+  void on_complete(OnComplete callback) { on_complete_ = std::move(callback); }
+  double shard_bytes(std::size_t round) const { return rounds_[round].shard_bytes; }
+
+  // One worker pushes `fraction` of its copy of the round, a shard to every server at once, from
+  // GPU memory by its NIC (the caller's actor or stream waits until all are in).
+  void push(RankEnv& env, std::size_t round, double fraction = 1) {
+    const double shard = rounds_[round].shard_bytes * fraction;
+    std::vector<simgrid::s4u::ExecPtr> dram;
+    std::vector<simgrid::s4u::CommPtr> flows;
+    for (int s = 0; s < servers(); ++s) {
+      dram.push_back(start_paced(memory_bus(s), shard));
+      flows.push_back(start_transfer(env.gpu.host(), host(s), shard, env_.traffic));
+    }
+    for (auto& f : flows) f->wait();
+    for (auto& d : dram) wait_paced(d);
+    for (int s = 0; s < servers(); ++s) {
+      auto& all = rounds_[round].arrivals[static_cast<std::size_t>(s)];
+      all->arrive();
+      if (all->done()->done()) on_complete_(round, s);
+    }
+  }
+
+  // Server s sums `copies` copies of a round's shard in DRAM: reads them and writes the sum.
+  void sum(int s, std::size_t round, int copies) {
+    wait_paced(start_paced(memory_bus(s), (copies + 1) * rounds_[round].shard_bytes));
+  }
+
+  // Server s sends `bytes` to every worker's GPU, each its own copy, all at once;
+  // `arrived(rank)` runs as each is in.  Runs in an actor on server s (its sender stream).
+  void send_to_workers(int s, double bytes, const std::function<void(int rank)>& arrived) {
+    auto dram = start_paced(memory_bus(s), bytes * env_.world());
+    std::vector<simgrid::s4u::CommPtr> flows;
+    for (int r = 0; r < env_.world(); ++r) flows.push_back(start_transfer(host(s), env_.roles.ranks[r].gpu, bytes, env_.traffic));
+    std::vector<int> rank_of(flows.size());
+    for (std::size_t r = 0; r < rank_of.size(); ++r) rank_of[r] = static_cast<int>(r);
+    while (!flows.empty()) {
+      const auto i = static_cast<std::size_t>(simgrid::s4u::Comm::wait_any(flows));
+      arrived(rank_of[i]);
+      flows.erase(flows.begin() + static_cast<long>(i));
+      rank_of.erase(rank_of.begin() + static_cast<long>(i));
+    }
+    wait_paced(dram);
+  }
+
+ private:
+  static int server_count(const ClusterEnv& env) {
+    auto servers = env.roles.servers();
+    std::sort(servers.begin(), servers.end());
+    return static_cast<int>(std::unique(servers.begin(), servers.end()) - servers.begin());
+  }
+  struct Round {
+    double shard_bytes;
+    std::vector<std::shared_ptr<Countdown>> arrivals;  // [server]: workers' shards in
+  };
+  ClusterEnv& env_;
+  std::vector<simgrid::s4u::Host*> hosts_;
+  models::HostSpec spec_;
+  std::vector<simgrid::s4u::Host*> memory_bus_;
+  std::vector<std::unique_ptr<Stream>> cpu_, send_;
+  std::vector<Round> rounds_;
+  OnComplete on_complete_;
+};
+
+}  // namespace luwu::sim
