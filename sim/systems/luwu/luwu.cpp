@@ -40,29 +40,37 @@ class Luwu : public System {
     const auto bytes = model_state_bytes(trace.training.dtype);
     f.gpu_buffer_bytes = settings_.sub_module_fetch ? gathered_working_set_bytes(trace, *settings_.sub_module_fetch)
                                                     : layer_working_set_bytes(trace, settings_.prefetch.layers);
-    f.optimizer_node_bytes = (bytes.optimizer + bytes.param) * trace.total_params();
+    const std::uint64_t model = (bytes.optimizer + bytes.param) * trace.total_params();
+    if (colocated())
+      f.host_bytes_per_worker += model / static_cast<std::uint64_t>(workers);
+    else
+      f.optimizer_node_bytes = model;
     judge_footprint(f, name(), gpu_memory);
     return f;
   }
 
   std::string capacity_problem(const workloads::Trace& trace, const Hardware& hw) const override {
-    if (!hw.optimizer_node)
+    if (!colocated() && !hw.optimizer_node)
       return "does not run: luwu needs an in-network optimizer node (the luwu-star topology has one)";
     if (!hw.network_switch) return "does not run: luwu needs a programmable switch";
-    if (settings_.node_pipelining == LuwuSettings::NodePipelining::LayerCentric && !hw.optimizer_node->thread_rates)
-      return "does not run: layer-centric node pipelining needs the optimizer node's per-thread rates "
+    if (settings_.node_pipelining == LuwuSettings::NodePipelining::LayerCentric && !luwu_site_host(hw, settings_).thread_rates)
+      return "does not run: layer-centric node pipelining needs the optimizer host's per-thread rates "
              "(adam_thread_update_rate and io_thread_bandwidth in its host profile, e.g. xeon-gold-5320-node)";
-    const auto p = luwu_placement(trace, *hw.optimizer_node, settings_);
+    const auto p = luwu_site_placement(trace, hw, settings_);
     if (!p.fits())
-      return does_not_fit("the optimizer node (DRAM share + SSDs)", p.param_bytes + p.state_bytes,
-                          p.dram_usable_bytes + p.ssd_bytes);
+      return does_not_fit(colocated() ? "a worker server's share of the optimizer (DRAM share + NVMe)"
+                                      : "the optimizer node (DRAM share + SSDs)",
+                          p.param_bytes + p.state_bytes, p.dram_usable_bytes + p.ssd_bytes);
     return "";
   }
 
-  bool uses_optimizer_node() const override { return true; }
+  bool uses_optimizer_node() const override { return !colocated(); }
+  // The colocated ablation keeps the optimizer on the workers' own SSDs.
+  bool uses_worker_ssds() const override { return colocated(); }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override { return make_luwu_schedule(settings_, env); }
 
  private:
+  bool colocated() const { return luwu_colocated(settings_); }
   LuwuSettings settings_;
 };
 
@@ -89,7 +97,7 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
                                     CheckpointOffloadSettings::keys(),
                                     {"optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
                                      "update_gpu_pcie", "node_pipelining", "push_pull", "reliability",
-                                     "heartbeat_interval"}}));
+                                     "heartbeat_interval", "optimizer_placement"}}));
   LuwuSettings s;
   // Layers unless "param_fetch" says otherwise (ZeRO's default is sub-modules, LuWu's is layers).
   if (entry.has("param_fetch")) {
@@ -133,6 +141,18 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
         Choices<Protocol>{{"heartbeats", Protocol::SwitchHeartbeats}, {"per-packet-ack", Protocol::PerPacketAck}},
         "reliability protocol");
   if (entry.has("heartbeat_interval")) s.reliability.heartbeat_interval_s = interval_s(entry.at("heartbeat_interval"));
+  using Placement = LuwuSettings::OptimizerPlacement;
+  if (entry.has("optimizer_placement")) {
+    s.optimizer_placement = entry.at("optimizer_placement")
+                                .as_choice(Choices<Placement>{{"node", Placement::Node}, {"colocated", Placement::Colocated}},
+                                           "optimizer placement");
+    // What only the optimizer node has: its link's transport and a GPU beside it.
+    if (s.optimizer_placement == Placement::Colocated)
+      for (const char* key : {"reliability", "heartbeat_interval", "update_engine"})
+        if (entry.has(key))
+          entry.at(key).fail(std::string("\"") + key + "\" applies to the optimizer node; with \"optimizer_placement\": "
+                             "\"colocated\" the workers' servers run the optimizer");
+  }
   s.update_gpu = entry.settings().get_string("update_gpu", s.update_gpu);
   s.update_gpu_pcie = entry.settings().get_string("update_gpu_pcie", s.update_gpu_pcie);
   // The engine's profiles are resolved now, so a misspelt name is an error at its JSON path.

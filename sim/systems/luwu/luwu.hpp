@@ -56,6 +56,12 @@ struct LuwuSettings {
   // heartbeats aggregated by the switch (LuWu's design, "heartbeats") or per-packet ACKs
   // ("per-packet-ack", the paper's comparison), whose frames share the node's line and packet rate.
   models::ReliabilitySettings reliability;
+  // Where the optimizer (parameters, optimizer state, updates) lives: on the in-network optimizer
+  // node (LuWu's design, "node"), or colocated on the workers (the paper's ablation, "colocated":
+  // each worker server keeps 1/K of every layer in its DRAM and NVMe, updates it on its CPU and
+  // sends it into the switch for the multicast; the switch sends each its share of every
+  // aggregated gradient).  Colocated, the optimizer node and its NIC's limits are not used.
+  enum class OptimizerPlacement { Node, Colocated } optimizer_placement = OptimizerPlacement::Node;
 };
 
 SystemPtr parse_luwu(const SystemEntry& entry);

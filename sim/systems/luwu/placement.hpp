@@ -2,12 +2,16 @@
 // Where LuWu's optimizer node keeps the model: the parameters first in DRAM (they are sent for
 // every layer of every micro-batch), then as much of the optimizer state (fp32 master, m and v; m
 // and v in fp32 training) as the rest of the usable DRAM holds; what does not fit lives on the
-// node's SSDs (out-of-core).
+// node's SSDs (out-of-core).  With the optimizer colocated on the workers (the paper's ablation),
+// each worker server keeps `share` of the model the same way in its own DRAM and NVMe, in what the
+// activation checkpoints offloaded to that DRAM (`reserved_dram_bytes`) leave.
 #include <algorithm>
 #include <string>
 
 #include "models/host.hpp"
 #include "models/optimizer_cost.hpp"
+#include "sim/engine/hardware.hpp"
+#include "sim/systems/memory_footprint.hpp"
 #include "sim/systems/luwu/luwu.hpp"
 #include "sim/systems/model_state.hpp"
 #include "workloads/trace.hpp"
@@ -27,13 +31,13 @@ struct LuwuPlacement {
 };
 
 inline LuwuPlacement luwu_placement(const workloads::Trace& trace, const models::HostSpec& node,
-                                    const LuwuSettings& settings) {
+                                    const LuwuSettings& settings, double share = 1, double reserved_dram_bytes = 0) {
   LuwuPlacement p;
-  const double params = static_cast<double>(trace.total_params());
+  const double params = static_cast<double>(trace.total_params()) * share;
   const auto bytes = model_state_bytes(trace.training.dtype);
   p.param_bytes = params * static_cast<double>(bytes.param);
   p.state_bytes = params * static_cast<double>(bytes.optimizer);
-  p.dram_usable_bytes = node.dram.capacity_bytes * settings.optimizer_node_dram_share;
+  p.dram_usable_bytes = std::max(0.0, node.dram.capacity_bytes * settings.optimizer_node_dram_share - reserved_dram_bytes);
   p.ssd_bytes = node.ssds ? node.ssds->capacity_bytes() : 0;
   double dram_left = p.dram_usable_bytes;
   double params_in_dram = std::min(p.param_bytes, dram_left);
@@ -42,6 +46,22 @@ inline LuwuPlacement luwu_placement(const workloads::Trace& trace, const models:
   double state_in_dram = std::min(p.state_bytes, dram_left);
   p.state_ssd_share = 1 - state_in_dram / p.state_bytes;
   return p;
+}
+
+// Where one optimizer site keeps its share on this cluster: the optimizer node the whole model;
+// colocated, each worker server 1/K of it, in the DRAM its GPUs' offloaded checkpoints leave.
+inline bool luwu_colocated(const LuwuSettings& settings) {
+  return settings.optimizer_placement == LuwuSettings::OptimizerPlacement::Colocated;
+}
+inline const models::HostSpec& luwu_site_host(const Hardware& hw, const LuwuSettings& settings) {
+  return luwu_colocated(settings) ? hw.worker_host : *hw.optimizer_node;
+}
+inline LuwuPlacement luwu_site_placement(const workloads::Trace& trace, const Hardware& hw, const LuwuSettings& settings) {
+  if (!luwu_colocated(settings)) return luwu_placement(trace, *hw.optimizer_node, settings);
+  const double share = static_cast<double>(hw.gpus_per_server) / hw.workers;
+  const double checkpoints =
+      static_cast<double>(activation_peaks(trace, settings.checkpoints.enabled).host_bytes) * hw.gpus_per_server;
+  return luwu_placement(trace, hw.worker_host, settings, share, checkpoints);
 }
 
 }  // namespace luwu::sim

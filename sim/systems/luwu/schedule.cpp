@@ -38,11 +38,9 @@ class LuwuSchedule : public Schedule {
         world_(env.world()),
         param_ops_(param_ops(env.trace)),
         aggregation_(env, settings.aggregation, "luwu") {
-    if (!env.roles.optimizer_node || !env.hw.optimizer_node)
-      throw std::invalid_argument("luwu needs an optimizer node in the topology (see the luwu-star builder)");
-    node_ = env.roles.optimizer_node;
     switch_ = aggregation_.switch_host();
-    placement_ = luwu_placement(trace_, *env.hw.optimizer_node, settings);
+    make_sites();
+    placement_ = luwu_site_placement(trace_, env.hw, settings);
     if (settings.update_engine == LuwuSettings::UpdateEngine::Gpu)
       update_gpu_ = {models::gpu_from_profile(env.hw.profiles.resolve(settings.update_gpu)),
                      models::pcie_from_profile(env.hw.profiles.resolve(settings.update_gpu_pcie))};
@@ -56,7 +54,7 @@ class LuwuSchedule : public Schedule {
     if (settings.push_pull == DataMover::GpuKernel) pull_kernel_launched_.assign(world_, {});
     for (std::size_t k = 0; k < units; ++k) {
       consumed_.push_back(std::make_shared<Countdown>(world_));
-      for (int r = 0; r < world_; ++r) delivered_[r][k] = std::make_shared<Countdown>(pieces);
+      for (int r = 0; r < world_; ++r) delivered_[r][k] = std::make_shared<Countdown>(pieces * static_cast<int>(sites_.size()));
       for (auto& rank : pull_kernel_launched_) rank.push_back(make_completion());
     }
     gradient_round_.assign(trace_.ops.size(), kNoRound);
@@ -65,16 +63,16 @@ class LuwuSchedule : public Schedule {
       if (op.kind != OpKind::Backward || op.grad_bytes == 0) continue;
       gradient_round_[i] = aggregation_.add_round(static_cast<double>(op.grad_bytes));
       round_label_.push_back(op_label(trace_, op));
-      gradient_at_node_.push_back(std::make_shared<Countdown>(pieces));
+      for (auto& site : sites_) site.gradient.push_back(std::make_shared<Countdown>(pieces));
     }
     aggregation_.on_summed([this](std::size_t round, int, double piece) { forward_to_node(round, piece); });
     set_smartnic_caps(env.hw);
-    set_reliability_caps(env.hw);
+    if (settings.optimizer_placement == LuwuSettings::OptimizerPlacement::Node) set_reliability_caps(env.hw);
 
     Timeline* tl = &env.timeline;
     forward_stream_ = std::make_unique<Stream>("switch", "aggregate -> optimizer node", "communication", switch_, tl);
     int lanes = 0;
-    if (const auto& rates = env.hw.optimizer_node->thread_rates; rates && !update_gpu_) {
+    if (const auto& rates = site_host_->thread_rates; rates && !update_gpu_) {
       // Each step gets the threads it needs to keep up with the line rate (models/optimizer_node.hpp).
       const auto bytes = model_state_bytes(trace_.training.dtype);
       const models::NodeSizes sizes{static_cast<double>(bytes.param), static_cast<double>(bytes.grad),
@@ -86,24 +84,26 @@ class LuwuSchedule : public Schedule {
       // Layer-centric: a group as large as the update needs per layer in flight.
       if (settings.node_pipelining == LuwuSettings::NodePipelining::LayerCentric) lanes = std::max(1, total / update_threads_);
     }
-    node_pipeline_ = std::make_unique<OutOfCorePipeline>(
-        "optnode", node_, env.roles.optimizer_ssds,
-        OutOfCorePolicy{.read_ahead = settings.state_prefetch_layers, .write_buffers = 0, .serial_writes = true, .lanes = lanes}, env.traffic,
-        tl, update_gpu_ ? "gpu" : "cpu");
-    // The node's DRAM serves every step at once: SSD reads and write-backs, the parameters going
-    // out to the NIC, the gradients coming in, and the update's own reads and writes.
-    memory_bus_ = make_pacing_host("optnode/memory bus", {env.hw.optimizer_node->dram.achieved_Bps()});
-    node_pipeline_->set_memory_bus(memory_bus_);
-
-    // Streams take work from actors only, so the node's pipeline is laid out by one.
-    updates_done_ = make_completion();
-    simgrid::s4u::Actor::create("optnode/pipeline", node_, [this] { optimizer_node_pipeline(); });
-    simgrid::s4u::Actor::create("optnode/param multicast", node_, [this] {
-      if (settings_.sub_module_fetch)
-        sub_module_multicast();
-      else
-        parameter_multicast();
-    })->daemonize();
+    updates_done_ = std::make_shared<Countdown>(static_cast<int>(sites_.size()));
+    for (auto& site : sites_) {
+      site.pipeline = std::make_unique<OutOfCorePipeline>(
+          site.name, site.host, site.ssds,
+          OutOfCorePolicy{.read_ahead = settings.state_prefetch_layers, .write_buffers = 0, .serial_writes = true, .lanes = lanes},
+          env.traffic, tl, update_gpu_ ? "gpu" : "cpu");
+      // The site's DRAM serves every step at once: SSD reads and write-backs, the parameters going
+      // out to the NIC, the gradients coming in, and the update's own reads and writes.
+      site.memory_bus = make_pacing_host(site.name + "/memory bus", {site_host_->dram.achieved_Bps()});
+      site.pipeline->set_memory_bus(site.memory_bus);
+      // Streams take work from actors only, so each site's pipeline is laid out by one.
+      Site* at = &site;
+      simgrid::s4u::Actor::create(site.name + "/pipeline", site.host, [this, at] { optimizer_pipeline(*at); });
+      simgrid::s4u::Actor::create(site.name + "/param multicast", site.host, [this, at] {
+        if (settings_.sub_module_fetch)
+          sub_module_multicast(*at);
+        else
+          parameter_multicast(*at);
+      })->daemonize();
+    }
   }
 
   // A worker: it waits for each layer's parameters, computes, and its SmartNIC streams each
@@ -161,11 +161,48 @@ class LuwuSchedule : public Schedule {
     }
     if (holding >= 0) consumed_[holding]->arrive();
     gpu.wait(uploaded, WaitCause::Communication, "gradient to switch");
-    gpu.wait(updates_done_, WaitCause::Optimizer, "optimizer node updates");
+    gpu.wait(updates_done_->done(), WaitCause::Optimizer, "optimizer node updates");
   }
 
  private:
   static constexpr std::size_t kNoRound = static_cast<std::size_t>(-1);
+
+  // Where the optimizer runs and what it keeps: LuWu's optimizer node, or (the paper's colocated
+  // parameter-server ablation) a site on each worker server, its CPU, DRAM and NVMe, each with
+  // 1/K of every layer's parameters and optimizer state.  Every site sends its share of each
+  // layer's parameters into the switch for the multicast, takes its share of each aggregated
+  // gradient, and updates it.
+  struct Site {
+    std::string name;
+    simgrid::s4u::Host* host = nullptr;
+    std::vector<simgrid::s4u::Disk*> ssds;
+    simgrid::s4u::Host* memory_bus = nullptr;  // its DRAM bandwidth (sim/engine/pacing_host.hpp)
+    std::unique_ptr<OutOfCorePipeline> pipeline;
+    std::vector<std::shared_ptr<Countdown>> gradient;  // [round]: its share's pieces arrived
+  };
+
+  void make_sites() {
+    if (settings_.optimizer_placement == LuwuSettings::OptimizerPlacement::Node) {
+      if (!env_.roles.optimizer_node || !env_.hw.optimizer_node)
+        throw std::invalid_argument("luwu needs an optimizer node in the topology (see the luwu-star builder)");
+      sites_.resize(1);
+      sites_[0].name = "optnode";
+      sites_[0].host = env_.roles.optimizer_node;
+      sites_[0].ssds = env_.roles.optimizer_ssds;
+    } else {
+      std::vector<int> seen;
+      for (const auto& rank : env_.roles.ranks) {
+        if (std::find(seen.begin(), seen.end(), rank.server) != seen.end()) continue;
+        seen.push_back(rank.server);
+        Site& site = sites_.emplace_back();
+        site.name = "ps" + std::to_string(rank.server);
+        site.host = rank.cpu;
+        site.ssds = rank.nvme;
+      }
+    }
+    share_ = 1.0 / static_cast<double>(sites_.size());
+    site_host_ = &luwu_site_host(env_.hw, settings_);
+  }
 
   // Rate caps (bytes/s of payload; -1: none) that SmartNICs of kind soc put on LuWu's flows
   // (models/smartnic.hpp), with only one direction streaming (forward: parameters alone) or both.
@@ -188,7 +225,7 @@ class LuwuSchedule : public Schedule {
       both_.worker_pull_Bps = cap_below_link(*nic, nic->push_pull_each_Bps(nic->nic.mtu_bytes));
       alone_.worker_pull_Bps = cap_below_link(*nic, nic->one_direction_Bps(nic->nic.mtu_bytes));
     }
-    if (const auto& nic = hw.optimizer_smartnic) {
+    if (const auto& nic = hw.optimizer_smartnic; nic && settings_.optimizer_placement == LuwuSettings::OptimizerPlacement::Node) {
       both_.node_push_Bps = both_.node_pull_Bps = cap_below_link(*nic, nic->push_pull_each_Bps(nic->nic.mtu_bytes));
       alone_.node_push_Bps = cap_below_link(*nic, nic->one_direction_Bps(nic->nic.mtu_bytes));
     }
@@ -219,41 +256,41 @@ class LuwuSchedule : public Schedule {
   // it, and each SmartNIC writes it into GPU memory by DMA.  A worker buffers prefetch_layers + 1
   // layers, so the node waits for every worker to be done with a layer before sending one that
   // many layers later.
-  void parameter_multicast() {
+  void parameter_multicast(Site& site) {
     const std::size_t ahead = static_cast<std::size_t>(settings_.prefetch.layers) + 1;
     for (std::size_t k = 0; k < param_ops_.size(); ++k) {
       if (k >= ahead) consumed_[k - ahead]->done()->wait();
       const auto& op = trace_.ops[param_ops_[k]];
-      send_parameters(k, static_cast<double>(op.param_bytes), op.kind, "params " + op_label(trace_, op));
+      send_parameters(site, k, static_cast<double>(op.param_bytes) * share_, op.kind, "params " + op_label(trace_, op));
     }
   }
 
   // Sub-module streaming: gather g goes out once every worker has come to where the plan issues it
   // (its budget of live parameters has room).
-  void sub_module_multicast() {
+  void sub_module_multicast(Site& site) {
     const double bytes_per_param = workloads::bytes_per_element(trace_.training.dtype);
     for (std::size_t g = 0; g < plan_.gathers.size(); ++g) {
       consumed_[g]->done()->wait();  // every worker requested it
       const ParamGather& gather = plan_.gathers[g];
       const auto& op = trace_.ops[plan_.uses[gather.first_use].op];
-      send_parameters(g, static_cast<double>(gather.params) * bytes_per_param, op.kind,
+      send_parameters(site, g, static_cast<double>(gather.params) * bytes_per_param * share_, op.kind,
                       "params " + param_use_label(trace_, plan_, gather.first_use));
     }
   }
 
-  // One unit's parameters from the node to every worker (in forward only parameters flow;
+  // One site's share of a unit's parameters to every worker (in forward only parameters flow;
   // otherwise gradients stream the other way at once).
-  void send_parameters(std::size_t k, double bytes, OpKind kind, const std::string& label) {
+  void send_parameters(Site& site, std::size_t k, double bytes, OpKind kind, const std::string& label) {
     const double piece = bytes / aggregation_.pieces();
     const double start = simgrid::s4u::Engine::get_clock();
     const Caps& caps = kind == OpKind::Forward ? alone_ : both_;
     // The unit's bytes through the node's DRAM (from SSD in, out to the NIC), alongside its pieces.
-    auto dram = start_paced(memory_bus_, bytes * (1 + placement_.param_ssd_share));
-    if (settings_.push_pull == DataMover::GpuKernel) post_pull_kernels(k);
+    auto dram = start_paced(site.memory_bus, bytes * (1 + placement_.param_ssd_share));
+    if (settings_.push_pull == DataMover::GpuKernel && &site == &sites_.front()) post_pull_kernels(k);
     for (int c = 0; c < aggregation_.pieces(); ++c) {
       if (placement_.param_ssd_share > 0)
-        read_striped(env_.roles.optimizer_ssds, piece * placement_.param_ssd_share, env_.traffic);
-      transfer(node_, switch_, piece, env_.traffic, caps.node_push_Bps);
+        read_striped(site.ssds, piece * placement_.param_ssd_share, env_.traffic);
+      transfer(site.host, switch_, piece, env_.traffic, caps.node_push_Bps);
       for (int r = 0; r < world_; ++r)
         simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece, rate = caps.worker_pull_Bps] {
           if (settings_.push_pull == DataMover::GpuKernel) {
@@ -268,7 +305,7 @@ class LuwuSchedule : public Schedule {
         });
     }
     wait_paced(dram);
-    env_.timeline.add("optnode", "parameter send", label, "communication", start, simgrid::s4u::Engine::get_clock());
+    env_.timeline.add(site.name, "parameter send", label, "communication", start, simgrid::s4u::Engine::get_clock());
   }
 
   // The ablation's pulls: each worker receives layer k's parameters by a kernel, posted when the
@@ -282,30 +319,44 @@ class LuwuSchedule : public Schedule {
       });
   }
 
-  // Every worker's piece of a gradient is in the switch: it forwards the sum to the node.
+  // Every worker's piece of a gradient is in the switch: it forwards the sum to the node (or each
+  // site its share, at once).
   void forward_to_node(std::size_t round, double piece) {
     forward_stream_->enqueue("aggregate " + round_label_[round], [this, round, piece] {
-      paced(memory_bus_, piece, [&] { transfer(switch_, node_, piece, env_.traffic, both_.node_pull_Bps); });
-      gradient_at_node_[round]->arrive();
+      if (sites_.size() == 1) {
+        Site& node = sites_.front();
+        paced(node.memory_bus, piece, [&] { transfer(switch_, node.host, piece, env_.traffic, both_.node_pull_Bps); });
+        node.gradient[round]->arrive();
+        return;
+      }
+      std::vector<simgrid::s4u::CommPtr> flows;
+      std::vector<simgrid::s4u::ExecPtr> dram;
+      for (auto& site : sites_) {
+        dram.push_back(start_paced(site.memory_bus, piece * share_));
+        flows.push_back(start_transfer(switch_, site.host, piece * share_, env_.traffic, both_.node_pull_Bps));
+      }
+      for (auto& f : flows) f->wait();
+      for (auto& d : dram) wait_paced(d);
+      for (auto& site : sites_) site.gradient[round]->arrive();
     });
   }
 
   // The node's pipeline, in backward's order: a gradient of an earlier micro-batch is accumulated;
   // the last micro-batch's updates its layer out of core (state read ahead from SSD, updated on
   // the CPU or a GPU beside it, written back).
-  void optimizer_node_pipeline() {
-    const auto& host = *env_.hw.optimizer_node;
+  void optimizer_pipeline(Site& site) {
+    const auto& host = *site_host_;
     const auto cost = adam_cost(trace_.training.dtype);
     const int last = trace_.training.grad_accum - 1;
     for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
       if (gradient_round_[i] == kNoRound) continue;
       const auto& op = trace_.ops[i];
-      const auto& gradient = gradient_at_node_[gradient_round_[i]]->done();
-      const double params = static_cast<double>(trace_.layers[op.layer].params);
+      const auto& gradient = site.gradient[gradient_round_[i]]->done();
+      const double params = static_cast<double>(trace_.layers[op.layer].params) * share_;
       const std::string label = trace_.layers[op.layer].name;
       if (op.micro_step < last) {
         // fp32 accumulator += aggregate: read both, write one, over the node's DRAM.
-        node_pipeline_->add_update_work("accumulate " + label, 0, {gradient}, params * 3 * 4);
+        site.pipeline->add_update_work("accumulate " + label, 0, {gradient}, params * 3 * 4);
         continue;
       }
       const double state_on_ssd = params * cost.state_bytes_per_param * placement_.state_ssd_share;
@@ -320,15 +371,15 @@ class LuwuSchedule : public Schedule {
       if (update_gpu_) {
         const double update_s =
             std::max(t.dram_s, models::gpu_update_times(params, cost, update_gpu_->first, update_gpu_->second).total_s);
-        node_pipeline_->add_unit(label, state_on_ssd, update_s, state_on_ssd, {gradient});
+        site.pipeline->add_unit(label, state_on_ssd, update_s, state_on_ssd, {gradient});
       } else {
         const double update_bytes = params * (cost.bytes_read_per_param + cost.bytes_written_per_param);
-        node_pipeline_->add_unit(label, state_on_ssd, std::max(t.compute_s, threads_s), state_on_ssd, {gradient},
+        site.pipeline->add_unit(label, state_on_ssd, std::max(t.compute_s, threads_s), state_on_ssd, {gradient},
                                  update_bytes);
       }
     }
-    for (const auto& written : node_pipeline_->write_backs()) written->wait();
-    updates_done_->set();
+    for (const auto& written : site.pipeline->write_backs()) written->wait();
+    updates_done_->arrive();
   }
 
   LuwuSettings settings_;
@@ -338,23 +389,22 @@ class LuwuSchedule : public Schedule {
   std::vector<std::size_t> param_ops_;
   ParamFetchPlan plan_;  // sub-module streaming only
   InSwitchAggregation aggregation_;
-  LuwuPlacement placement_;
+  std::vector<Site> sites_;
+  double share_ = 1;                 // of each layer, per site
+  const models::HostSpec* site_host_ = nullptr;  // the sites' host
+  LuwuPlacement placement_;          // of one site's share
   std::optional<std::pair<models::GpuSpec, models::PcieSpec>> update_gpu_;  // the "gpu" update engine
-  simgrid::s4u::Host* node_ = nullptr;
   simgrid::s4u::Host* switch_ = nullptr;
   std::vector<std::vector<std::shared_ptr<Countdown>>> delivered_;  // [rank][param op]: pieces arrived
   // [unit]: ranks done with it (layers), or that requested it (sub-module gathers)
   std::vector<std::shared_ptr<Countdown>> consumed_;
   std::vector<std::vector<CompletionPtr>> pull_kernel_launched_;     // [rank][param op], push_pull gpu-kernel
   std::vector<std::size_t> gradient_round_;                          // [op]: its aggregation round
-  std::vector<std::shared_ptr<Countdown>> gradient_at_node_;         // [round]: pieces at the node
   std::vector<std::string> round_label_;                             // [round]: its op
   Caps alone_, both_;
   int update_threads_ = 0;  // the update step's threads (0: the node's whole CPU)
   std::unique_ptr<Stream> forward_stream_;
-  std::unique_ptr<OutOfCorePipeline> node_pipeline_;
-  simgrid::s4u::Host* memory_bus_ = nullptr;  // the node's DRAM bandwidth (sim/engine/pacing_host.hpp)
-  CompletionPtr updates_done_;
+  std::shared_ptr<Countdown> updates_done_;  // [site]
 };
 
 }  // namespace
