@@ -41,6 +41,7 @@ SWEEPS = [
     ("fat-tree-oversubscription", "sweeps", "sweep"),
     ("all-reduce-bandwidth", "paper", "all-reduce-bandwidth"),
     ("reliable-transport", "paper", "sweep"),
+    ("parameter-server-sizing", "paper", "sweep"),
 ]
 
 # (figure file name, the sweep (results stem) it draws, module, function)
@@ -62,6 +63,7 @@ FIGURES = [
     ("oversubscription_knee", "fat-tree-oversubscription", "figures", "oversubscription_knee"),
     ("all_reduce_bandwidth", "all-reduce-bandwidth", "paper_figures", "all_reduce_bandwidth"),
     ("reliable_transport", "reliable-transport", "paper_figures", "reliable_transport"),
+    ("parameter_server_sizing", "parameter-server-sizing", "paper_figures", "parameter_server_sizing"),
 ]
 TIMELINE_FIGURE = "compute_communication_streams"
 # The paper's microbenchmark: 2, 4 and 8 GPUs, NCCL vs push/pull (and the ablation's kernels).

@@ -377,13 +377,13 @@ def mfu_vs_model_size(lines, out_dir, name="mfu_vs_model_size"):
 
 MICRO_BATCH_PANELS = [
     ("custom-175b", ("luwu", "zero-infinity")),
-    ("opt-1.3b", ("luwu", "zero-infinity", "zero3", "switchml")),
+    ("opt-1.3b", ("luwu", "zero-infinity", "zero3", "atp")),
 ]
 
 
 def throughput_vs_micro_batch(lines, out_dir, name="throughput_vs_micro_batch"):
     """Tokens/s against the micro-batch: Custom-175B (LuWu, ZeRO-Infinity) and OPT-1.3B (LuWu,
-    ZeRO-Infinity, ZeRO-3, SwitchML as the ATP-style baseline)."""
+    ZeRO-Infinity, ZeRO-3, ATP)."""
     title = "Training throughput vs micro-batch size"
     table, notes = _table(lines)
     if not table:
@@ -440,8 +440,8 @@ def throughput_vs_micro_batch(lines, out_dir, name="throughput_vs_micro_batch"):
     fig.suptitle(title, fontsize=10)
     figures.TABLES[name] = (["model", "micro-batch", "system", "tokens/s", "iteration (s)",
                              "LuWu / ZeRO-Infinity throughput"], t)
-    notes.append("SwitchML is the simulator's ATP-style in-switch aggregation baseline (a separate ATP model does "
-                 "not exist).")
+    notes.append("ATP: in-switch aggregation of a replicated model, its parameter servers colocated on the workers "
+                 "and the switch's aggregators all free (sim/systems/atp).")
     return _finish(fig, notes, out_dir, name)
 
 
@@ -716,4 +716,63 @@ def reliable_transport(lines, out_dir, name="reliable_transport"):
                  "ratios: heartbeats over per-packet ACK)", fontsize=9)
     notes.append("Per-packet ACK: every worker acknowledges every parameter frame the node multicasts, and the node "
                  "every aggregated frame (models/reliable_transport.hpp).")
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 11. Parameter-server sizing
+
+def parameter_server_sizing(lines, out_dir, name="parameter_server_sizing"):
+    """Tokens/s per worker of plain parameter servers against the number of dedicated CPU machines
+    (scenarios/paper/parameter-server-sizing.json), with the colocated servers (no extra machine),
+    LuWu (one optimizer node) and ATP as reference lines."""
+    title = "Parameter-server sizing: extra CPU machines to keep up with the workers"
+    table, notes = _table(lines)
+    table = [r for r in table if r["feasible"]]
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    fig, ax = plt.subplots(figsize=(7.2, 4.2))
+
+    def servers(r):
+        return r["point"].get("cluster.parameter_servers")
+
+    dedicated = sorted((servers(r), r["tokens_per_s"] / r["workers"], r["iteration_time_s"]) for r in table
+                       if r["system"] == "parameter-server-dedicated" and servers(r) is not None)
+    t = []
+    if dedicated:
+        ax.plot([p[0] for p in dedicated], [p[1] for p in dedicated], color=style.system_color("parameter-server"),
+                marker=style.system_marker("parameter-server"), label=style.system_name("parameter-server-dedicated"))
+        best = max(p[1] for p in dedicated)
+        # The fewest machines within 5% of the best the dedicated servers reach: "keeping up".
+        enough = next(p for p in dedicated if p[1] >= 0.95 * best)
+        ax.annotate(f"{enough[0]} machines: within 5% of the best", (enough[0], enough[1]), textcoords="offset points",
+                    xytext=(15, -48), fontsize=7.5, arrowprops={"arrowstyle": "->", "lw": 0.6})
+        t += [[f"parameter servers, {s} dedicated", s, f"{it * 1e3:.1f}", f"{tps:.0f}"] for s, tps, it in dedicated]
+    x_max = max([p[0] for p in dedicated] or [1])
+    workers = table[0]["workers"]
+    ax.axvline(workers, color="#999999", lw=0.8, linestyle="-.")
+    ax.text(workers, 0.45, f" S = N = {workers}", transform=ax.get_xaxis_transform(), fontsize=7, color="#555555")
+    for label in ("parameter-server-colocated", "luwu", "atp"):
+        pts = [r for r in table if r["system"] == label]
+        if not pts:
+            continue
+        r = pts[0]  # these do not depend on the dedicated machines: every point gives the same
+        tps = r["tokens_per_s"] / r["workers"]
+        extra = {"parameter-server-colocated": 0, "luwu": 1, "atp": 0}[label]
+        ax.axhline(tps, color=style.system_color(label), linestyle=style.system_linestyle(label) if label != "luwu" else ":",
+                   lw=1.4, label=f"{style.system_name(label)}: {extra} extra machine{'s' if extra != 1 else ''}")
+        t.append([style.system_name(label), extra, f"{r['iteration_time_s'] * 1e3:.1f}", f"{tps:.0f}"])
+    figures.TABLES[name] = (["system", "extra CPU machines", "iteration (ms)", "tokens/s per worker"], t)
+    r0 = table[0]
+    ax.set_xlabel("Dedicated parameter-server machines (100 Gb/s each)")
+    ax.set_ylabel("Tokens/s per worker")
+    ax.set_xlim(0, x_max + 1)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7.5, loc="lower right")
+    ax.set_title(f"{title}\n({r0['model']}, micro-batch {r0['micro_batch']}, {r0['workers']} workers, "
+                 f"{_network_text(r0['network'])})", fontsize=9)
+    notes.append("Each dedicated server owns 1/S of every gradient: N workers' pushes share its one NIC, so at equal "
+                 "line rates S = N servers keep up with the workers' links. Colocated servers add no machine but "
+                 "carry 2(N-1)/N of a gradient each way on every worker's NIC and use the workers' CPUs.")
     return _finish(fig, notes, out_dir, name)

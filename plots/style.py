@@ -2,7 +2,7 @@
 
 # Systems in the order figures list them: LuWu first, then the baselines from the most to the
 # least memory-frugal.
-SYSTEM_ORDER = ["luwu", "zero-infinity", "zero-offload", "zero3", "zero++", "switchml", "ddp"]
+SYSTEM_ORDER = ["luwu", "zero-infinity", "zero-offload", "zero3", "zero++", "atp", "switchml", "parameter-server", "ddp"]
 
 SYSTEM_NAMES = {
     "luwu": "LuWu",
@@ -10,9 +10,9 @@ SYSTEM_NAMES = {
     "zero-offload": "ZeRO-Offload",
     "zero3": "ZeRO-3",
     "zero++": "ZeRO++",
-    # The simulator's ATP-style baseline: in-switch aggregation of a replicated model.  The
-    # paper's ATP baseline is not modelled separately; SwitchML stands in for it.
-    "switchml": "SwitchML (ATP-style)",
+    "atp": "ATP",
+    "switchml": "SwitchML",
+    "parameter-server": "Parameter servers",
     "ddp": "DDP",
 }
 
@@ -23,12 +23,15 @@ SYSTEM_COLORS = {
     "zero-offload": "#56B4E9",
     "zero3": "#009E73",
     "zero++": "#8C564B",
+    "atp": "#E69F00",
     "switchml": "#CC79A7",
+    "parameter-server": "#000000",
     "ddp": "#7F7F7F",
 }
-FALLBACK_COLORS = ["#E69F00", "#F0E442", "#000000", "#8C564B", "#17BECF"]
+FALLBACK_COLORS = ["#F0E442", "#17BECF", "#BCBD22", "#9467BD"]
 
-MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^", "zero++": "P", "switchml": "v", "ddp": "x"}
+MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^", "zero++": "P", "atp": "<", "switchml": "v",
+           "parameter-server": "*", "ddp": "x"}
 
 # The parts of an iteration (result "breakdown_s"), bottom to top in stacked bars.  Colours (Paul
 # Tol's muted scheme) and hatches chosen away from every system colour above, so a stacked bar's
@@ -63,6 +66,7 @@ VARIANT_NAMES = {
     "pipelined-swapper": " + pipelined swapper",
     "layer-centric": " (layer-centric node)",
     "gpu-kernel-push-pull": " (push/pull by GPU kernels)",
+    "colocated-ps": " (parameter server colocated on the workers)",
     "heartbeats": " (switch-aggregated heartbeats)",
     "sub-module": " (sub-module streaming)",
     "per-packet-ack": " (per-packet ACK)",
@@ -70,8 +74,10 @@ VARIANT_NAMES = {
     "qwz": " (qwZ only)",
     "hpz": " (hpZ only)",
     "qgz": " (qgZ only)",
+    "dedicated": " (dedicated machines)",
+    "colocated": " (colocated on the workers)",
 }
-VARIANT_LINESTYLES = {"sub-module": "--", "dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}
+VARIANT_LINESTYLES = {"colocated": "--", "sub-module": "--", "dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}
 
 def kind_of(label):
     """The system kind behind a result label ("zero-infinity-nvme" -> "zero-infinity")."""
