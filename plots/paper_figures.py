@@ -824,6 +824,8 @@ def nvlink_zero_offload(lines, out_dir, name="nvlink_zero_offload", missing=None
 # ---------------------------------------------------------------------------------------------
 # 13. Cost efficiency at 32 GPUs: tokens/s per $1,000
 
+COST_TICKS = {"zero-infinity-commodity": "ZeRO-Infinity\n(commodity\nservers)",
+              "zero-infinity-dgx-a100": "ZeRO-Infinity\n(DGX A100\nservers)"}
 COST_CLUSTERS = {
     "luwu": "4 x 8 A100 PCIe (32 single-GPU\nworkers), SmartNICs, Tofino,\noptimizer node",
     "zero-infinity-commodity": "4 servers x 8 A100 PCIe,\nConnectX NICs, SN2700",
@@ -865,14 +867,15 @@ def cost_efficiency_32gpu(lines, out_dir, name="cost_efficiency_32gpu", missing=
         for i, (r, v) in enumerate(zip(bars, values)):
             ax.bar(i, v, 0.65, color=style.system_color(r["system"]), hatch=style.system_hatch(r["system"]),
                    edgecolor="white")
-            ax.text(i, v + 0.01 * top, fmt(v), ha="center", va="bottom", fontsize=7.5)
+            text = fmt(v) + (f"\n({_time_text(r['iteration_time_s'])} / iteration)" if k == 0 else "")
+            ax.text(i, v + 0.01 * top, text, ha="center", va="bottom", fontsize=7 if k == 0 else 7.5)
             if k == 2 and ref is not None and r is not ref and v > 0:
                 ax.text(i, v + 0.08 * top, f"{value(ref) / v:.2f}x", ha="center", va="bottom", fontsize=9.5,
                         fontweight="bold", color=style.system_color(REFERENCE))
         ax.set_ylim(0, top * 1.25)
         ax.set_ylabel(label, fontsize=8.5)
         ax.set_xticks(range(len(bars)))
-        ax.set_xticklabels([_short_name(r["system"]).replace(" (", "\n(") for r in bars], fontsize=7.5)
+        ax.set_xticklabels([COST_TICKS.get(r["system"], _short_name(r["system"])) for r in bars], fontsize=7.5)
         for tick, r in zip(ax.get_xticklabels(), bars):
             tick.set_color(style.system_color(r["system"]))
             tick.set_fontweight("bold")
