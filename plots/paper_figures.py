@@ -837,8 +837,8 @@ def cost_efficiency_32gpu(lines, out_dir, name="cost_efficiency_32gpu", missing=
     """Throughput, the cluster's price and throughput per dollar (tokens/s per $1,000) of each
     system's 32-GPU cluster (scenarios/paper/cost-32gpu-*.json, priced by the paper's table);
     LuWu's advantage in throughput per dollar over each written in bold."""
-    title = "Cost efficiency on 32 GPUs: training throughput per dollar"
     table, notes = _table(lines)
+    title = f"Cost efficiency on {_common_text(table, 'workers')} GPUs: training throughput per dollar"
     notes = list(missing or []) + notes
     bars = []
     for r in sorted(table, key=lambda r: style.system_sort_key(r["system"])):
