@@ -43,8 +43,10 @@ std::vector<DerivedQuantity> derived_quantities(const Profile& p) {
     }
   } else if (p.kind == "switch") {
     SwitchSpec s = switch_from_profile(p);
-    out.push_back({"payload", s.payload_bytes(), "B", "elements_per_packet * element_size"});
-    out.push_back({"slot_pool", s.slot_pool_bytes(), "B", "aggregation_slots * payload"});
+    if (s.aggregates) {
+      out.push_back({"payload", s.payload_bytes(), "B", "elements_per_packet * element_size"});
+      out.push_back({"slot_pool", s.slot_pool_bytes(), "B", "aggregation_slots * payload"});
+    }
   } else if (p.kind == "ssd") {
     SsdSpec s = ssd_from_profile(p);
     if (s.interface_Bps > 0)

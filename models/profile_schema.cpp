@@ -157,18 +157,26 @@ std::vector<KindSpec> build_kinds() {
            "PCIe generation of the device's slot (with pcie_lanes: the link caps each direction)"},
           {"pcie_lanes", Dim::Count, FieldRange::Positive, kOptional, kInteger, "PCIe lanes of the device's slot"},
       }});
-  kinds.push_back({"switch", "a programmable switch with in-network aggregation",
+  // A network switch.  One that aggregates (a programmable switch, SwitchML-style) has every
+  // field of the aggregation group (aggregation_slots ... sram_capacity: all or none, checked by
+  // switch_from_profile); a conventional switch (e.g. the Mellanox SN2700) has none of them.
+  kinds.push_back({"switch", "a network switch; a programmable one with in-network aggregation has the aggregation fields",
       {
           {"ports", Dim::Count, FieldRange::Positive, kRequired, kInteger, "ports at port_rate"},
           {"port_rate", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "per port, per direction"},
-          {"aggregation_slots", Dim::Count, FieldRange::Positive, kRequired, kInteger, "aggregator pool size"},
-          {"elements_per_packet", Dim::Count, FieldRange::Positive, kRequired, kInteger, "elements aggregated per packet"},
-          {"element_size", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "bytes per aggregated element"},
-          {"aggregation_packet_rate", Dim::PacketsPerSecond, FieldRange::Positive, kRequired, kReal,
-           "aggregation packets processed per second, switch-wide"},
           {"pipeline_latency", Dim::Seconds, FieldRange::NonNegative, kRequired, kReal, "port-to-port latency"},
-          {"sram_capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "on-chip SRAM"},
-          {"multicast", Dim::Count, FieldRange::Flag, kRequired, kReal, "replicates packets to many ports"},
+          {"aggregation_slots", Dim::Count, FieldRange::Positive, kOptional, kInteger,
+           "aggregator pool size (a switch that aggregates; with the other aggregation fields)"},
+          {"elements_per_packet", Dim::Count, FieldRange::Positive, kOptional, kInteger,
+           "elements aggregated per packet (with aggregation_slots)"},
+          {"element_size", Dim::Bytes, FieldRange::Positive, kOptional, kReal,
+           "bytes per aggregated element (with aggregation_slots)"},
+          {"aggregation_packet_rate", Dim::PacketsPerSecond, FieldRange::Positive, kOptional, kReal,
+           "aggregation packets processed per second, switch-wide (with aggregation_slots)"},
+          {"sram_capacity", Dim::Bytes, FieldRange::Positive, kOptional, kReal,
+           "on-chip SRAM for the aggregator pool (with aggregation_slots)"},
+          {"multicast", Dim::Count, FieldRange::Flag, kOptional, kReal,
+           "replicates packets to many ports in the data plane (absent: false)"},
           {"switching_capacity", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal, "aggregate switching capacity"},
       }});
   std::sort(kinds.begin(), kinds.end(), [](const KindSpec& a, const KindSpec& b) { return a.kind < b.kind; });

@@ -1,5 +1,7 @@
 #pragma once
-// A programmable switch (Tofino-class) with in-network aggregation (SwitchML-style) and multicast.
+// A network switch.  A programmable one (Tofino-class) aggregates in the network (SwitchML-style)
+// and multicasts; a conventional one (e.g. Mellanox SN2700) only forwards: ports, port rate and
+// latency, `aggregates` false.
 // Aggregation: each packet carries elements_per_packet elements of element_bytes; the switch has a
 // pool of aggregation_slots slots; every worker keeps at most one packet in flight per slot
 // (self-clocked), so each worker sends at most slots * payload bytes per round trip:
@@ -13,6 +15,8 @@ namespace luwu::models {
 struct SwitchSpec {
   int ports = 0;
   double port_Bps = 0;                    // per port, per direction
+  bool aggregates = false;                // the profile has the aggregation fields (else a conventional
+                                          // switch: the aggregation fields below stay 0)
   double aggregation_slots = 0;           // pool size s
   double elements_per_packet = 0;         // k
   double element_bytes = 0;               // e.g. 4 (int32 fixed point)

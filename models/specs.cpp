@@ -154,13 +154,26 @@ SwitchSpec switch_from_profile(const Profile& p) {
   SwitchSpec s;
   s.ports = static_cast<int>(p.get("ports"));
   s.port_Bps = p.get("port_rate");
+  s.pipeline_latency_s = p.get("pipeline_latency");
+  s.multicast = p.get_or("multicast", 0) != 0;
+  // The aggregation group: all (a switch that aggregates) or none (a conventional switch).
+  const char* group[] = {"aggregation_slots", "elements_per_packet", "element_size", "aggregation_packet_rate",
+                         "sram_capacity"};
+  std::string given, missing;
+  for (const char* field : group) (p.has(field) ? given : missing) = field;
+  if (!given.empty() && !missing.empty())
+    throw InputError(p.file, p.json_path + ".fields." + missing,
+                     "switch \"" + p.name + "\" has " + given + " but not " + missing +
+                         ": a switch that aggregates gives every aggregation field (aggregation_slots, "
+                         "elements_per_packet, element_size, aggregation_packet_rate, sram_capacity), a "
+                         "conventional switch none");
+  if (given.empty()) return s;
+  s.aggregates = true;
   s.aggregation_slots = p.get("aggregation_slots");
   s.elements_per_packet = p.get("elements_per_packet");
   s.element_bytes = p.get("element_size");
   s.aggregation_packets_per_s = p.get("aggregation_packet_rate");
-  s.pipeline_latency_s = p.get("pipeline_latency");
   s.sram_bytes = p.get("sram_capacity");
-  s.multicast = p.get("multicast") != 0;
   return s;
 }
 

@@ -42,9 +42,17 @@ SWEEPS = [
     ("all-reduce-bandwidth", "paper", "all-reduce-bandwidth"),
     ("reliable-transport", "paper", "sweep"),
     ("parameter-server-sizing", "paper", "sweep"),
+    # Single scenarios (a plain scenario file is a sweep of one point).
+    ("sharp-opt30b-4w", "paper", "sweep"),
+    ("luwu-opt13b-8w", "paper", "sweep"),
+    ("zero-offload-nvlink-opt13b", "paper", "sweep"),
+    ("cost-32gpu-luwu", "paper", "sweep"),
+    ("cost-32gpu-zero-infinity", "paper", "sweep"),
+    ("cost-32gpu-dgx-a100", "paper", "sweep"),
 ]
 
-# (figure file name, the sweep (results stem) it draws, module, function)
+# (figure file name, the sweep (results stem) it draws, or a tuple of stems whose results it draws
+# together (scenarios on different clusters), module, function)
 FIGURES = [
     ("throughput_vs_model_size", "model-size", "figures", "throughput_vs_model_size"),
     ("iteration_breakdown", "model-size", "figures", "iteration_breakdown"),
@@ -64,6 +72,10 @@ FIGURES = [
     ("all_reduce_bandwidth", "all-reduce-bandwidth", "paper_figures", "all_reduce_bandwidth"),
     ("reliable_transport", "reliable-transport", "paper_figures", "reliable_transport"),
     ("parameter_server_sizing", "parameter-server-sizing", "paper_figures", "parameter_server_sizing"),
+    ("sharp_vs_luwu", "sharp-opt30b-4w", "paper_figures", "sharp_vs_luwu"),
+    ("nvlink_zero_offload", ("luwu-opt13b-8w", "zero-offload-nvlink-opt13b"), "paper_figures", "nvlink_zero_offload"),
+    ("cost_efficiency_32gpu", ("cost-32gpu-luwu", "cost-32gpu-zero-infinity", "cost-32gpu-dgx-a100"), "paper_figures",
+     "cost_efficiency_32gpu"),
 ]
 TIMELINE_FIGURE = "compute_communication_streams"
 # The paper's microbenchmark: 2, 4 and 8 GPUs, NCCL vs push/pull (and the ablation's kernels).
@@ -203,6 +215,22 @@ def draw(results_dir, out_dir, dirs, timeline_notes=()):
     modules = {"figures": figures, "paper_figures": paper_figures}
     drawn = []
     for figure, stem, module, function in FIGURES:
+        if isinstance(stem, tuple):
+            # Several scenarios' results drawn together: each file read on its own (every file's
+            # point index starts at 0), the sweeps without results named under the figure.
+            present = [s for s in stem if os.path.exists(os.path.join(results_dir, s + ".jsonl"))]
+            absent = [s for s in stem if s not in present]
+            if not present:
+                paths = figures.missing_results(
+                    out_dir, figure, ", ".join(os.path.relpath(sweep_file(dirs, s), REPO) for s in stem),
+                    ", ".join(s + ".jsonl" for s in stem), "luwusim sweep on each of them")
+            else:
+                lines = [line for s in present for line in read_lines(os.path.join(results_dir, s + ".jsonl"))]
+                missing = [f"no results from {os.path.relpath(sweep_file(dirs, s), REPO)} ({s}.jsonl is missing)"
+                           for s in absent]
+                paths = getattr(modules[module], function)(lines, out_dir, name=figure, missing=missing)
+            drawn.append((figure, stem, paths))
+            continue
         results = os.path.join(results_dir, stem + ".jsonl")
         if not os.path.exists(results):
             path = os.path.relpath(sweep_file(dirs, stem), REPO)

@@ -62,10 +62,11 @@ def _is_kind(label, kinds):
     return style.kind_of(label) in kinds
 
 
-def _breakdown_panel(ax, groups, tick_names=None, show_group_titles=True):
+def _breakdown_panel(ax, groups, tick_names=None, show_group_titles=True, reference=None):
     """Stacked breakdown bars in groups [(group title or None, [(label, row or None)])]; the total
-    time over each bar and, over each baseline, LuWu's speedup over it (within the group).
-    Returns the table rows [group, system, time, ratio, parts...]."""
+    time over each bar and, over each baseline, LuWu's speedup over it (within the group, or over
+    `reference`, a LuWu row, in a group without LuWu).  Returns the table rows [group, system,
+    time, ratio, parts...]."""
     tick_names = tick_names or {}
     positions, labels, breakdowns, group_spans = [], [], [], []
     table = []
@@ -83,7 +84,7 @@ def _breakdown_panel(ax, groups, tick_names=None, show_group_titles=True):
     top = max(tops) if tops and max(tops) > 0 else 1.0
     i = 0
     for title, entries in groups:
-        ref = next((row for label, row in entries if label == REFERENCE and row and row["feasible"]), None)
+        ref = next((row for label, row in entries if label == REFERENCE and row and row["feasible"]), reference)
         for label, row in entries:
             xpos = positions[i]
             if row is None or not row["feasible"]:
@@ -96,7 +97,7 @@ def _breakdown_panel(ax, groups, tick_names=None, show_group_titles=True):
             t = row["iteration_time_s"]
             text = _time_text(t)
             ratio = None
-            if ref is not None and label != REFERENCE:
+            if ref is not None and row is not ref:
                 ratio = t / ref["iteration_time_s"]
             ax.text(xpos, tops[i] + 0.01 * top, text, ha="center", va="bottom", fontsize=7)
             if ratio is not None:
@@ -775,4 +776,179 @@ def parameter_server_sizing(lines, out_dir, name="parameter_server_sizing"):
     notes.append("Each dedicated server owns 1/S of every gradient: N workers' pushes share its one NIC, so at equal "
                  "line rates S = N servers keep up with the workers' links. Colocated servers add no machine but "
                  "carry 2(N-1)/N of a gradient each way on every worker's NIC and use the workers' CPUs.")
+# 11. ZeRO-Infinity with SHARP-style in-network reduction vs LuWu (OPT-30B, 4 workers)
+
+
+def _gb_sent(row):
+    """Bytes one worker sends over the network per iteration, in GB (network_bytes_per_worker's
+    "sent"), or None."""
+    sent = (row.get("network_bytes_per_worker") or {}).get("sent")
+    return sent / 1e9 if isinstance(sent, (int, float)) else None
+
+
+def sharp_vs_luwu(lines, out_dir, name="sharp_vs_luwu", missing=None):
+    """LuWu against ZeRO-Infinity (NVMe) with and without the switch reducing its collectives
+    (scenarios/paper/sharp-opt30b-4w.json): the iteration's breakdown with LuWu's speedup over
+    each, and the bytes each worker sends per iteration."""
+    title = "ZeRO-Infinity with in-network reduction (SHARP-style) vs LuWu"
+    table, notes = _table(lines)
+    notes = list(missing or []) + notes
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    systems = sorted({r["system"] for r in table}, key=style.system_sort_key)
+    fig, (ax, ax_bytes) = plt.subplots(1, 2, figsize=(10.0, 4.4), gridspec_kw={"width_ratios": [1.5, 1]})
+    names = {"zero-infinity-nvme-sharp": "ZeRO-\nInfinity\n(NVMe)\n+ SHARP"}
+    t = _breakdown_panel(ax, [(None, [(s, _pick(table, system=s)) for s in systems])], tick_names=names)
+    ax.legend(handles=figures.breakdown_legend_handles(), fontsize=7, loc="upper left", title="Per iteration",
+              title_fontsize=7)
+    r0 = table[0]
+    ax.set_title(f"Iteration time ({r0['model']}, {r0['workers']} workers, micro-batch {r0['micro_batch']}, "
+                 f"{_network_text(r0['network'])})", fontsize=9)
+    # Bytes each worker sends per iteration.
+    sent = [(s, _gb_sent(_pick(table, system=s) or {})) for s in systems]
+    sent = [(s, v) for s, v in sent if v is not None]
+    for i, (s, v) in enumerate(sent):
+        ax_bytes.bar(i, v, 0.65, color=style.system_color(s), hatch=style.system_hatch(s), edgecolor="white")
+        ax_bytes.text(i, v, f"{v:.0f} GB", ha="center", va="bottom", fontsize=7.5)
+    ax_bytes.set_xticks(range(len(sent)))
+    ax_bytes.set_xticklabels([names.get(s, _short_name(s)) for s, _ in sent], fontsize=7.5)
+    for tick, (s, _) in zip(ax_bytes.get_xticklabels(), sent):
+        tick.set_color(style.system_color(s))
+    ax_bytes.set_ylabel("Network bytes sent per worker per iteration (GB)")
+    ax_bytes.set_ylim(0, max([v for _, v in sent] + [1]) * 1.15)
+    ax_bytes.grid(axis="y", alpha=0.3)
+    ax_bytes.set_title("What each GPU's NIC sends", fontsize=9)
+    columns = BREAKDOWN_COLUMNS[:-1] + ["sent per worker (GB)", "note"]
+    by_name = {style.system_name(s): v for s, v in sent}
+    figures.TABLES[name] = (columns, [row[:-1] + [round(by_name[row[1]], 1) if by_name.get(row[1]) is not None
+                                                  else None, row[-1]] for row in t])
+    fig.suptitle(title, fontsize=10)
+    notes.append(RATIO_NOTE)
+    notes.append("SHARP is modelled as collective_algorithm \"in-network\": the switch reduces the reduce-scatters and "
+                 "multicasts the all-gathers, but they are still launched as GPU kernels (docs/baselines.md).")
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 12. LuWu at 100 Gb/s vs ZeRO-Offload on one 8 x A100 NVLink server (OPT-13B)
+
+NVLINK_GROUP_TITLES = {
+    "luwu-opt13b-8w": "8 workers (A100 PCIe), 100 Gb/s:\nthe paper's testbed",
+    "zero-offload-nvlink-opt13b": "one 8 x A100-SXM server,\nNVLink 600 GB/s",
+}
+
+
+def nvlink_zero_offload(lines, out_dir, name="nvlink_zero_offload", missing=None):
+    """LuWu on the 100 Gb/s testbed against ZeRO-Offload on one 8-GPU NVLink server
+    (scenarios/paper/luwu-opt13b-8w.json and zero-offload-nvlink-opt13b.json), each scenario a
+    group of stacked bars; LuWu's speedup over every other bar, across the groups."""
+    title = "LuWu at 100 Gb/s vs ZeRO-Offload on one NVLink server"
+    table, notes = _table(lines)
+    notes = list(missing or []) + notes
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    scenarios = []
+    for r in table:
+        if r["scenario_name"] not in scenarios:
+            scenarios.append(r["scenario_name"])
+    # The scenario with LuWu first.
+    scenarios.sort(key=lambda n: 0 if any(r["system"] == REFERENCE for r in table if r["scenario_name"] == n) else 1)
+    reference = next((r for r in table if r["system"] == REFERENCE and r["feasible"]), None)
+    groups = []
+    for n in scenarios:
+        sub = [r for r in table if r["scenario_name"] == n]
+        systems = sorted({r["system"] for r in sub}, key=style.system_sort_key)
+        groups.append((NVLINK_GROUP_TITLES.get(n, n), [(s, _pick(sub, system=s)) for s in systems]))
+    fig, ax = plt.subplots(figsize=(8.6, 4.6))
+    names = {"zero-offload-dpu": "ZeRO-\nOffload\n+ DPU"}
+    t = _breakdown_panel(ax, groups, tick_names=names, reference=reference)
+    figures.TABLES[name] = (BREAKDOWN_COLUMNS, t)
+    _legend_right(ax)
+    r0 = table[0]
+    ax.set_title(f"{title}\n({r0['model']}, micro-batch {r0['micro_batch']}, {_common_text(table, 'workers')} GPUs)",
+                 fontsize=9)
+    notes.append(RATIO_NOTE + " Across the groups: LuWu on the testbed is the reference of every bar.")
+    notes.append("DPU: ZeRO-Offload's delayed parameter update (the CPU's optimizer step overlaps the next iteration, "
+                 "one step stale).")
+    infeasible = [r for r in table if not r["feasible"]]
+    for r in infeasible:
+        notes.append(f"{style.system_name(r['system'])} ({r['scenario_name']}): {r.get('reason') or 'does not fit'}")
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 13. Cost efficiency at 32 GPUs: tokens/s per $1,000
+
+COST_TICKS = {"zero-infinity-commodity": "ZeRO-Infinity\n(commodity\nservers)",
+              "zero-infinity-dgx-a100": "ZeRO-Infinity\n(DGX A100\nservers)"}
+COST_CLUSTERS = {
+    "luwu": "4 x 8 A100 PCIe (32 single-GPU\nworkers), SmartNICs, Tofino,\noptimizer node",
+    "zero-infinity-commodity": "4 servers x 8 A100 PCIe,\nConnectX NICs, SN2700",
+    "zero-infinity-dgx-a100": "4 DGX A100, SN2700",
+}
+
+
+def cost_efficiency_32gpu(lines, out_dir, name="cost_efficiency_32gpu", missing=None):
+    """Throughput, the cluster's price and throughput per dollar (tokens/s per $1,000) of each
+    system's 32-GPU cluster (scenarios/paper/cost-32gpu-*.json, priced by the paper's table);
+    LuWu's advantage in throughput per dollar over each written in bold."""
+    table, notes = _table(lines)
+    title = f"Cost efficiency on {_common_text(table, 'workers')} GPUs: training throughput per dollar"
+    notes = list(missing or []) + notes
+    bars = []
+    for r in sorted(table, key=lambda r: style.system_sort_key(r["system"])):
+        cost = r.get("cost") or {}
+        if not r["feasible"]:
+            notes.append(f"{style.system_name(r['system'])} ({r['scenario_name']}): {r.get('reason') or 'does not fit'}")
+            continue
+        if cost.get("usd") is None:
+            why = ", ".join(cost.get("unpriced", [])) or "no price list"
+            notes.append(f"{style.system_name(r['system'])}: cost unknown (unpriced: {why})")
+            continue
+        bars.append(r)
+    if not bars:
+        return _no_data(out_dir, name, title, notes)
+    ref = next((r for r in bars if r["system"] == REFERENCE), None)
+    fig, axes = plt.subplots(1, 3, figsize=(11.0, 4.4))
+    panels = [
+        ("Training throughput (tokens/s)", lambda r: r["tokens_per_s"], lambda v: f"{v:,.0f}"),
+        ("Cluster price (thousand US$)", lambda r: r["cost"]["usd"] / 1e3, lambda v: f"${v:,.1f}k"),
+        ("Throughput per dollar (tokens/s per $1,000)", lambda r: r["cost"]["tokens_per_s_per_1000_usd"],
+         lambda v: f"{v:.2f}"),
+    ]
+    for k, (ax, (label, value, fmt)) in enumerate(zip(axes, panels)):
+        values = [value(r) for r in bars]
+        top = max(values) if values else 1
+        for i, (r, v) in enumerate(zip(bars, values)):
+            ax.bar(i, v, 0.65, color=style.system_color(r["system"]), hatch=style.system_hatch(r["system"]),
+                   edgecolor="white")
+            text = fmt(v) + (f"\n({_time_text(r['iteration_time_s'])} / iteration)" if k == 0 else "")
+            ax.text(i, v + 0.01 * top, text, ha="center", va="bottom", fontsize=7 if k == 0 else 7.5)
+            if k == 2 and ref is not None and r is not ref and v > 0:
+                ax.text(i, v + 0.08 * top, f"{value(ref) / v:.2f}x", ha="center", va="bottom", fontsize=9.5,
+                        fontweight="bold", color=style.system_color(REFERENCE))
+        ax.set_ylim(0, top * 1.25)
+        ax.set_ylabel(label, fontsize=8.5)
+        ax.set_xticks(range(len(bars)))
+        ax.set_xticklabels([COST_TICKS.get(r["system"], _short_name(r["system"])) for r in bars], fontsize=7.5)
+        for tick, r in zip(ax.get_xticklabels(), bars):
+            tick.set_color(style.system_color(r["system"]))
+            tick.set_fontweight("bold")
+        ax.grid(axis="y", alpha=0.3)
+    r0 = bars[0]
+    fig.suptitle(f"{title}\n({r0['model']}, micro-batch {r0['micro_batch']}, "
+                 f"{_common_text(bars, 'network')}; priced by the LuWu paper's cost table)", fontsize=9.5)
+    figures.TABLES[name] = (
+        ["system", "cluster", "GPUs", "iteration (s)", "tokens/s", "price (US$)", "tokens/s per $1,000",
+         "LuWu's advantage (x)", "parts priced"],
+        [[style.system_name(r["system"]), COST_CLUSTERS.get(r["system"], r["scenario_name"]).replace("\n", " "),
+          r["workers"], round(r["iteration_time_s"], 3), round(r["tokens_per_s"], 1), round(r["cost"]["usd"]),
+          round(r["cost"]["tokens_per_s_per_1000_usd"], 3),
+          round(ref["cost"]["tokens_per_s_per_1000_usd"] / r["cost"]["tokens_per_s_per_1000_usd"], 3)
+          if ref is not None and r is not ref else None,
+          ", ".join(f"{n} x {p}" for p, n in sorted((r["cost"].get("parts") or {}).items()))] for r in bars])
+    notes.append("Bold Nx over a bar: LuWu's throughput per dollar over that system's.")
+    for r in bars:
+        if r["system"] in COST_CLUSTERS:
+            notes.append(f"{style.system_name(r['system'])}: {COST_CLUSTERS[r['system']].replace(chr(10), ' ')}")
     return _finish(fig, notes, out_dir, name)

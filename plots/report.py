@@ -139,7 +139,7 @@ def _git_commit():
 
 
 def write_report(path, drawn, results_dir, sweep_paths, luwusim=None, descriptions=None, elapsed_s=None):
-    """drawn: [(figure, sweep stem or None, [paths])]; sweep_paths: {stem: sweep file}."""
+    """drawn: [(figure, sweep stem, a tuple of stems or None, [paths])]; sweep_paths: {stem: sweep file}."""
     descriptions = descriptions or {}
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>luwusim: the LuWu paper's figures</title>",
@@ -162,18 +162,25 @@ def write_report(path, drawn, results_dir, sweep_paths, luwusim=None, descriptio
             with open(png, "rb") as f:
                 data = base64.b64encode(f.read()).decode("ascii")
             parts.append(f"<img alt='{html.escape(figure)}' src='data:image/png;base64,{data}'>")
-        if stem:
-            parts.append(f"<p class='muted'>From the <a href='#sweep-{html.escape(stem)}'>{html.escape(stem)}</a> "
-                         f"sweep (<code>{html.escape(os.path.relpath(sweep_paths[stem], figures_repo()))}</code>, "
-                         f"results <code>{html.escape(stem)}.jsonl</code>).</p>")
+        # A figure drawn from several sweeps (the results of different scenarios) names each.
+        stems = list(stem) if isinstance(stem, (list, tuple)) else ([stem] if stem else [])
+        if stems:
+            sources = " and ".join(
+                f"the <a href='#sweep-{html.escape(s)}'>{html.escape(s)}</a> sweep "
+                f"(<code>{html.escape(os.path.relpath(sweep_paths[s], figures_repo()))}</code>, "
+                f"results <code>{html.escape(s)}.jsonl</code>)" for s in stems)
+            parts.append(f"<p class='muted'>From {sources}.</p>")
         if figure in figures.TABLES:
             columns, table_rows = figures.TABLES[figure]
             parts.append(_table_html(columns, table_rows))
-        elif stem:
-            if stem not in line_cache:
-                line_cache[stem] = read_lines(os.path.join(results_dir, stem + ".jsonl"))
-            if any("results" in line for line in line_cache[stem]):
-                columns, table_rows = generic_table(line_cache[stem])
+        elif stems:
+            lines = []
+            for s in stems:
+                if s not in line_cache:
+                    line_cache[s] = read_lines(os.path.join(results_dir, s + ".jsonl"))
+                lines += line_cache[s]
+            if any("results" in line for line in lines):
+                columns, table_rows = generic_table(lines)
                 parts.append("<details><summary>Every point and system of the sweep</summary>")
                 parts.append(_table_html(columns, table_rows, limit=GENERIC_LIMIT))
                 parts.append("</details>")

@@ -71,12 +71,18 @@ VARIANT_NAMES = {
     "sub-module": " (sub-module streaming)",
     "per-packet-ack": " (per-packet ACK)",
     "nvme-pipelined": " (NVMe, pipelined swapper)",
+    "nvme-sharp": " (NVMe) + SHARP (in-network reduction)",
+    "dpu": " + delayed parameter update",
+    "commodity": " (commodity servers)",
+    "dgx-a100": " (DGX A100 servers)",
     "qwz": " (qwZ only)",
     "hpz": " (hpZ only)",
     "qgz": " (qgZ only)",
     "dedicated": " (dedicated machines)",
     "colocated": " (colocated on the workers)",
 }
+# Hatches of a system's variants where bars of one colour stand side by side.
+VARIANT_HATCHES = {"nvme-sharp": "//", "dpu": "//", "dgx-a100": "//"}
 VARIANT_LINESTYLES = {"colocated": "--", "sub-module": "--", "dram": "--", "mps": "--", "preemptive": ":", "nvme-pipelined": "-."}
 
 def kind_of(label):
@@ -127,3 +133,10 @@ def system_sort_key(label):
     variant = label[len(kind) + 1:] if kind is not None and label != kind else None
     variant_rank = -1 if variant is None else (variants.index(variant) if variant in variants else len(variants))
     return (rank, variant_rank, label)
+
+
+def system_hatch(label):
+    kind = kind_of(label)
+    if kind is None or label == kind:
+        return ""
+    return VARIANT_HATCHES.get(label[len(kind) + 1:], "")

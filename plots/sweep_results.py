@@ -35,6 +35,7 @@ def rows(lines):
         scenario = line.get("scenario", {})
         base = {
             "id": line["id"],
+            "scenario_name": scenario.get("name", line.get("input", {}).get("name")),
             "index": line["index"],
             "point": line.get("point", {}),
             "input": line.get("input", {}),
@@ -55,6 +56,7 @@ def rows(lines):
                 row[key] = result.get(key)
             row["breakdown_s"] = result.get("breakdown_s", {})
             row["network_bytes_per_worker"] = result.get("network_bytes_per_worker", {})
+            row["cost"] = result.get("cost")  # {"usd", "tokens_per_s_per_1000_usd", "parts", ...} or None
             out.append(row)
     return out
 

@@ -340,6 +340,25 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
   REQUIRE(run_luwusim(paper + " --set 'systems=[\"luwu\",\"zero-infinity\",\"zero3\"]' --set training.micro_batch=1,2 -o " +
                       dir / "results/model-microbatch.jsonl")
               .exit_code == 0);
+  // The figures drawn from single scenarios: SHARP vs LuWu; LuWu vs ZeRO-Offload on another cluster (two
+  // results files, told apart by the scenario's name); the cost efficiency from the LuWu scenario alone
+  // (the other two clusters' results missing: named under the figure), priced by a list of the tiny
+  // cluster's parts.
+  REQUIRE(run_luwusim(paper + R"( --set 'systems=["luwu",{"name":"zero-infinity","label":"zero-infinity-nvme","offload":"nvme"},)"
+                              R"({"name":"zero-infinity","label":"zero-infinity-nvme-sharp","offload":"nvme","collective_algorithm":"in-network"}]' -o )" +
+                      dir / "results/sharp-opt30b-4w.jsonl")
+              .exit_code == 0);
+  REQUIRE(run_luwusim(paper + R"( --set 'systems=["luwu","zero-offload"]' -o )" + dir / "results/luwu-opt13b-8w.jsonl")
+              .exit_code == 0);
+  REQUIRE(run_luwusim(paper + R"( --set name=tiny-one-server --set 'systems=["zero-offload",{"name":"zero-offload","label":"zero-offload-dpu","delayed_param_update":true}]' -o )" +
+                      dir / "results/zero-offload-nvlink-opt13b.jsonl")
+              .exit_code == 0);
+  std::ofstream(dir / "prices.json") << R"({"name": "tiny", "prices": {
+      "a100-40gb-sxm": {"usd": 8000, "source": "test"}, "dual-socket-server-2021": {"usd": 10000, "source": "test"},
+      "alveo-u50": {"usd": 1600, "source": "test"}, "tofino": {"usd": 10000, "source": "test"},
+      "samsung-pm1733": {"usd": 310, "source": "test"}}})";
+  REQUIRE(run_luwusim(paper + " --set systems=luwu --set prices=" + dir / "prices.json -o " + dir / "results/cost-32gpu-luwu.jsonl")
+              .exit_code == 0);
   const std::string cmd = "/usr/bin/python3 " + (kRepo / "plots/make_figures.py").string() + " --skip-runs --out " +
                           dir.path.string() + " > " + dir / "written.txt 2> " + dir / "errors.txt";
   const int rc = std::system(cmd.c_str());
@@ -349,7 +368,8 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
       "throughput_vs_model_size", "iteration_breakdown", "switchml_breakdown", "scalability", "network_100_vs_200",
       "headline_175b", "headline_175b_workers", "sensitivity", "mfu_vs_model_size", "throughput_vs_micro_batch",
       "paper_breakdowns", "sm_sharing_what_if", "ablations", "max_model_size", "oversubscription_knee",
-      "all_reduce_bandwidth", "reliable_transport", "parameter_server_sizing", "compute_communication_streams"};
+      "all_reduce_bandwidth", "reliable_transport", "parameter_server_sizing",
+      "sharp_vs_luwu", "nvlink_zero_offload", "cost_efficiency_32gpu", "compute_communication_streams"};
   for (const std::string& figure : figures)
     for (const char* ext : {".png", ".pdf"}) {
       const fs::path file = dir.path / (figure + ext);

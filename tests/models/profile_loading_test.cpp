@@ -207,7 +207,11 @@ TEST_CASE("every shipped profile loads, is named after its file, is sourced, and
     else if (p.kind == "nvlink" || p.kind == "nvswitch") CHECK(nvlink_from_profile(p).per_direction_Bps > 0);
     else if (p.kind == "nic") CHECK(nic_from_profile(p).goodput_Bps() > 0);
     else if (p.kind == "smartnic") CHECK(smartnic_from_profile(p).throughput_Bps(4096) > 0);
-    else if (p.kind == "switch") CHECK(switch_from_profile(p).payload_bytes() > 0);
+    else if (p.kind == "switch") {
+      const SwitchSpec s = switch_from_profile(p);
+      CHECK(s.ports * s.port_Bps > 0);
+      CHECK(s.aggregates == (s.payload_bytes() > 0));  // a conventional switch has no aggregation fields
+    }
     else if (p.kind == "ssd") CHECK(ssd_from_profile(p).read_Bps > 0);
     else if (p.kind == "memory") CHECK(memory_from_profile(p).achieved_Bps() > 0);
     else if (p.kind == "host") CHECK(cpu_from_profile(p).memory_Bps > 0);

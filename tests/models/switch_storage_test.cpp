@@ -1,6 +1,9 @@
-// Programmable switch aggregation, SSD striping, memory tiers: closed forms.
+// Programmable and conventional switches, SSD striping, memory tiers: closed forms.
 #include <doctest/doctest.h>
 
+#include <string>
+
+#include "common/input_error.hpp"
 #include "models/models.hpp"
 
 using namespace luwu::models;
@@ -212,4 +215,35 @@ TEST_CASE("memory tiers: achieved = theoretical x stream efficiency") {
   MemorySpec cxl = memory_from_profile(find_profile("cxl-samsung-cmm-d"));
   CHECK(cxl.achieved_Bps() < ddr4.achieved_Bps());
   CHECK(cxl.latency_s > ddr4.latency_s);
+}
+
+TEST_CASE("a conventional switch: the shipped Mellanox SN2700 has no aggregation, and the aggregation fields come all or none") {
+  const Profile sn2700 = find_profile("mellanox-sn2700");
+  const SwitchSpec s = switch_from_profile(sn2700);
+  CHECK_FALSE(s.aggregates);
+  CHECK_FALSE(sn2700.has("aggregation_slots"));
+  CHECK(s.ports == 32);                                  // 32 QSFP28 ports
+  CHECK(s.port_Bps == doctest::Approx(100e9 / 8));       // of 100 GbE
+  CHECK(s.payload_bytes() == 0);
+  CHECK(switch_from_profile(find_profile("tofino")).aggregates);
+
+  // A switch with some aggregation fields but not all is refused, naming a missing one.
+  luwu::Json j = luwu::Json::parse(R"({"name": "half", "kind": "switch", "description": "d", "fields": {
+      "ports": {"value": 8, "unit": "count", "source": "s"},
+      "port_rate": {"value": 100, "unit": "Gb/s", "source": "s"},
+      "pipeline_latency": {"value": 1, "unit": "us", "source": "s"},
+      "aggregation_slots": {"value": 512, "unit": "count", "source": "s"}}})");
+  const Profile half = profile_from_json(luwu::JsonNode(j, "half.json"));
+  try {
+    switch_from_profile(half);
+    FAIL("expected an InputError");
+  } catch (const luwu::InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("half.json") != std::string::npos);
+    CHECK(what.find("fields.sram_capacity") != std::string::npos);
+    CHECK(what.find("conventional switch none") != std::string::npos);
+  }
+  // Without ports, pipeline latency, it is not a switch.
+  j["fields"].erase("pipeline_latency");
+  CHECK_THROWS_AS(profile_from_json(luwu::JsonNode(j, "half.json")), luwu::InputError);
 }

@@ -108,3 +108,47 @@ TEST_CASE("a scenario names its price list, or none") {
     CHECK(err.json_path() == "$.prices");
   }
 }
+
+// The paper's 32-GPU cost table (../shared/reference/luwu-paper.md, "cost efficiency"), summed by
+// hand, against the three clusters of scenarios/paper/cost-32gpu-*.json.
+TEST_CASE("the paper's 32-GPU clusters cost what its price table sums to: LuWu, ZeRO-Infinity on commodity servers and on DGX A100s") {
+  const std::string dir = std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/paper/";
+  // LuWu: 4 servers x $10,600 (32 single-GPU workers at $1,325 each), the $17,000 optimizer node,
+  // 32 GPUs x $8,000, 33 SmartNICs x $1,600, 12 SSDs x $310, the $10,000 Tofino.
+  const sim::Scenario luwu = sim::load_scenario(dir + "cost-32gpu-luwu.json");
+  const auto luwu_cost = sim::cluster_cost(luwu.topology, *luwu.prices, {.optimizer_node = true});
+  CHECK(luwu_cost.known());
+  CHECK(luwu_cost.usd == 4 * 10600 + 17000 + 32 * 8000 + 33 * 1600 + 12 * 310 + 10000);  // $381,920
+  CHECK(luwu_cost.parts.at("alveo-u50") == 33);
+  CHECK(luwu_cost.parts.at("xeon-silver-4214-gen3") == 32);
+
+  // ZeRO-Infinity on commodity servers: 4 x $10,600, 32 x $8,000, 32 NICs x $1,000, 16 SSDs x
+  // $310, the $19,000 conventional switch.
+  const sim::Scenario commodity = sim::load_scenario(dir + "cost-32gpu-zero-infinity.json");
+  const auto commodity_cost = sim::cluster_cost(commodity.topology, *commodity.prices, {.worker_ssds = true});
+  CHECK(commodity_cost.known());
+  CHECK(commodity_cost.usd == 4 * 10600 + 32 * 8000 + 32 * 1000 + 16 * 310 + 19000);  // $354,360
+  CHECK(commodity_cost.parts.at("mellanox-sn2700") == 1);
+  CHECK(commodity_cost.parts.at("paper-testbed-ssd-gen3") == 16);
+
+  // ZeRO-Infinity on DGX A100s: 4 x $154,800 with their GPUs, NICs and SSDs, and the switch.
+  const sim::Scenario dgx = sim::load_scenario(dir + "cost-32gpu-dgx-a100.json");
+  const auto dgx_cost = sim::cluster_cost(dgx.topology, *dgx.prices, {.worker_ssds = true});
+  CHECK(dgx_cost.known());
+  CHECK(dgx_cost.usd == 4 * 154800 + 19000);  // $638,200
+  CHECK(dgx_cost.parts.size() == 2);
+  CHECK(dgx_cost.parts.at("dgx-a100") == 4);
+  CHECK(dgx_cost.parts.at("mellanox-sn2700") == 1);
+  // The DGX's SSDs are in its price whether or not the system keeps state on them.
+  CHECK(sim::cluster_cost(dgx.topology, *dgx.prices, {}).usd == 4 * 154800 + 19000);
+
+  // The SN2700 is a plain switch in the topology: no in-network aggregation on it.
+  int plain = 0, programmable = 0;
+  for (auto v : commodity.topology.network_switches()) {
+    const auto kind = commodity.topology.graph[v].kind;
+    plain += kind == topologies::VertexKind::Switch;
+    programmable += kind == topologies::VertexKind::ProgrammableSwitch;
+  }
+  CHECK(plain == 1);
+  CHECK(programmable == 0);
+}
