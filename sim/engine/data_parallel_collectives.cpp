@@ -106,6 +106,15 @@ void DataParallelCollectives::all_gather_in_server(const std::string& tag, int r
   ring_all_gather(local(tag, rank), local_index_[rank], bytes, context_);
 }
 
+void DataParallelCollectives::reduce_scatter_in_server(const std::string& tag, int rank, double bytes) {
+  ring_reduce_scatter(local(tag, rank), local_index_[rank], bytes, context_);
+}
+
+void DataParallelCollectives::all_reduce_across_servers(const std::string& tag, int rank, double bytes) {
+  if (algorithm_ == CollectiveAlgorithm::InNetwork) return in_network_all_reduce(in_network(tag, rank), cross_index_[rank], bytes, context_);
+  ring_all_reduce(cross(tag, rank), cross_index_[rank], bytes, context_);
+}
+
 void DataParallelCollectives::reduce_scatter(const std::string& tag, int rank, double bytes) {
   if (algorithm_ == CollectiveAlgorithm::InNetwork) {
     if (one_per_server()) return in_network_reduce_scatter(in_network(tag, rank), rank, bytes, context_);

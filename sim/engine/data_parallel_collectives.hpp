@@ -37,6 +37,12 @@ class DataParallelCollectives {
   // An all-gather among the GPUs of the rank's server only (a ring over NVLink): each gets the
   // server's shards of a buffer of buffer_bytes (ZeRO++'s secondary partition, hpZ).
   void all_gather_in_server(const std::string& tag, int rank, double buffer_bytes);
+  // A reduce-scatter among the GPUs of the rank's server only: each keeps the server's sum of its
+  // 1/G of the buffer (hierarchical partitioning).
+  void reduce_scatter_in_server(const std::string& tag, int rank, double buffer_bytes);
+  // An all-reduce among the ranks of the same local index across servers (a ring, or reduced in
+  // the switch with "in-network"): the servers' sums of one shard of buffer_bytes.
+  void all_reduce_across_servers(const std::string& tag, int rank, double buffer_bytes);
 
   int world_size() const { return static_cast<int>(hosts_.size()); }
   CollectiveAlgorithm algorithm() const { return algorithm_; }

@@ -10,6 +10,7 @@
 #include "sim/systems/parameter_server/parameter_server.hpp"
 #include "sim/systems/switchml/switchml.hpp"
 #include "sim/systems/zero3/zero3.hpp"
+#include "sim/systems/zero_hierarchical/zero_hierarchical.hpp"
 #include "sim/systems/zero_infinity/zero_infinity.hpp"
 #include "sim/systems/zero_offload/zero_offload.hpp"
 #include "sim/systems/zeropp/zeropp.hpp"
@@ -21,6 +22,7 @@ const std::vector<RegisteredSystem>& registered_systems() {
       {"ddp", parse_ddp},                      // PyTorch DDP: a replica per GPU, bucketed all-reduce
       {"zero3", parse_zero3},                  // DeepSpeed ZeRO-3: everything partitioned, per-layer AG and RS
       {"zero++", parse_zeropp},                // ZeRO-3 with quantized gathers and gradients, a secondary partition
+      {"zero-hierarchical", parse_zero_hierarchical},  // ZeRO-3 partitioned inside each server, replicated across
       {"zero-offload", parse_zero_offload},    // ZeRO-2 on the GPUs, the optimizer on the host CPU
       {"zero-infinity", parse_zero_infinity},  // ZeRO-3 with parameters and optimizer state on NVMe or DRAM
       {"switchml", parse_switchml},            // in-switch aggregation for replicated data parallelism

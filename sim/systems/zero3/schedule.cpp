@@ -37,8 +37,8 @@ class Zero3Schedule : public Schedule {
       const ParamGather& gather = plan_.gathers[g];
       const std::string label = param_use_label(trace, plan_, gather.first_use);
       const auto params = static_cast<double>(gather.params);
-      const bool in_server =
-          wire_.backward_gathers_in_server && ops[plan_.uses[gather.first_use].op].kind != workloads::OpKind::Forward;
+      const bool in_server = wire_.partition_in_server || (wire_.backward_gathers_in_server &&
+                                                           ops[plan_.uses[gather.first_use].op].kind != workloads::OpKind::Forward);
       if (in_server)
         return ParamFetchReplay::Issued{nullptr, enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGatherInServer,
                                                                         "zero3-ag-server", params * element,
@@ -55,14 +55,23 @@ class Zero3Schedule : public Schedule {
       replay.compute(i);
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) {
         const double elements = static_cast<double>(op.grad_bytes) / element;
-        reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zero3-rs", elements * gradient,
-                                         "reduce-scatter " + op_label(trace, op));
+        if (wire_.partition_in_server) {
+          enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatterInServer, "zero3-rs-server",
+                                 elements * gradient, "reduce-scatter in server " + op_label(trace, op));
+          reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::AllReduceAcrossServers, "zero3-ar-cross",
+                                           elements * gradient / env.cluster.hw.gpus_per_server,
+                                           "all-reduce across servers " + op_label(trace, op));
+        } else {
+          reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zero3-rs", elements * gradient,
+                                           "reduce-scatter " + op_label(trace, op));
+        }
         reduced = codec(reduce_stream, env, elements * wire_.gradient_codec_hbm_bytes_per_element,
                         "gradient (de)quantization " + op_label(trace, op), reduced);
       }
     }
     gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
-    const double shard = static_cast<double>(trace.total_params()) / env.world();
+    const double shard =
+        static_cast<double>(trace.total_params()) / (wire_.partition_in_server ? env.cluster.hw.gpus_per_server : env.world());
     gpu.optimizer_step("adam step (shard)", env.gpu_optimizer_time_s(shard));
   }
 

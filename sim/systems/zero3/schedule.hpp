@@ -1,6 +1,8 @@
 #pragma once
-// ZeRO-3's iteration (zero3.cpp), parameterised by what its collectives carry, so that ZeRO++
-// (sim/systems/zeropp) is ZeRO-3 with other wire formats and a secondary partition.
+// ZeRO-3's iteration (zero3.cpp), parameterised by what its collectives carry and where its
+// partitions live, so that ZeRO++ (sim/systems/zeropp) is ZeRO-3 with other wire formats and a
+// secondary partition, and hierarchical partitioning (sim/systems/zero_hierarchical) ZeRO-3 with
+// its partition inside each server.
 #include <memory>
 
 #include "sim/systems/memory_footprint.hpp"
@@ -17,6 +19,11 @@ struct Zero3Wire {
   // Gathers of the backward pass (recompute and backward) stay inside the server, from a
   // secondary partition there (ZeRO++'s hpZ), at the dtype's size.
   bool backward_gathers_in_server = false;
+  // The model state is partitioned over the GPUs of each server and replicated across servers
+  // (hierarchical partitioning, the Frontier paper's low-bandwidth partitioning): every gather
+  // stays inside the server; a gradient is reduce-scattered inside the server, then its 1/G
+  // shard all-reduced across the servers; the optimizer steps over P/G.
+  bool partition_in_server = false;
   // HBM bytes per element the (de)quantization kernels read and write around a gather and a
   // reduce-scatter (elementwise, so HBM-bound); they run on the collective stream after it.
   double weight_codec_hbm_bytes_per_element = 0;
