@@ -47,13 +47,16 @@ simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Hos
     static int token = 0;  // the payload pointer a mailbox comm needs; no data moves
     auto* mailbox = simgrid::s4u::Mailbox::by_name("rate-capped flow " + std::to_string(capped_flows++));
     simgrid::s4u::Actor::create("rate-capped receiver", to, [mailbox] { mailbox->get<int>(); });
-    return mailbox->put_init(&token, whole_bytes(bytes))->set_rate(rate_Bps)->start();
+    simgrid::s4u::CommPtr comm = mailbox->put_init(&token, whole_bytes(bytes))->set_rate(rate_Bps)->start();
+    if (traffic.logs_flows()) traffic.log_flow_interval(from, to, bytes, comm);
+    return comm;
   }
   // A host-to-host comm starts by itself once both ends are set (SimGrid 3.32): size first.
   auto comm = simgrid::s4u::Comm::sendto_init();
   comm->set_payload_size(whole_bytes(bytes));
   comm->set_source(from);
   comm->set_destination(to);
+  if (traffic.logs_flows()) traffic.log_flow_interval(from, to, bytes, comm);
   return comm;
 }
 
