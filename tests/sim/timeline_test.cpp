@@ -8,6 +8,7 @@
 // 1 / 1.00002 of each link, from its start to its end.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@
 #include "sim/engine/timeline.hpp"
 #include "sim/engine/transfers.hpp"
 #include "sim/experiment/isolated_run.hpp"
+#include "sim/experiment/simulate.hpp"
+#include "tests/sim/sim_test_support.hpp"
 
 namespace sg = simgrid::s4u;
 using namespace luwu::sim;
@@ -170,6 +173,40 @@ TEST_CASE("timeline: disabled, nothing is recorded") {
 TEST_CASE("timeline: the same inputs give the same trace, bit for bit") {
   CHECK(run_toy(Work::AllGather, true) == run_toy(Work::AllGather, true));
   CHECK(run_toy(Work::Transfer, true, 2) == run_toy(Work::Transfer, true, 2));
+}
+
+TEST_CASE("timeline: a link's counter integrates to the bytes the link carried, and results do not change") {
+  // Utilization x bandwidth over time is the flow-average rate, whose integral is each flow's
+  // bytes: the area under every link's track is the link's bytes in the results.
+  auto topo = sim_test::star(2);
+  const auto hw = sim_test::quiet_hardware(topo);
+  const auto trace = sim_test::synthetic_trace(3, 20'000'000, 1e13);
+  for (const char* system : {"luwu", "zero3", "ddp", "zero-offload"}) {
+    CAPTURE(system);
+    luwu::sim::SimulationOptions options;
+    options.record_timeline = true;
+    options.timeline_counter_points = 1'000'000;  // exact steps
+    const auto with = luwu::sim::simulate_system(trace, topo, hw, *sim_test::make_system(system), options);
+    REQUIRE(with.feasible);
+    options.record_timeline = false;
+    const auto without = luwu::sim::simulate_system(trace, topo, hw, *sim_test::make_system(system), options);
+    CHECK(luwu::sim::result_to_json(with).dump() == luwu::sim::result_to_json(without).dump());
+    std::map<std::string, double> area;
+    std::map<std::string, std::pair<double, double>> last;  // the point before, per link
+    for (const auto& e : events(with.timeline, "C")) {
+      const std::string name = e["name"];
+      const double t = e["ts"].get<double>() * 1e-6, u = e["args"]["utilization"].get<double>();
+      if (auto it = last.find(name); it != last.end()) area[name] += it->second.second * (t - it->second.first);
+      last[name] = {t, u};
+    }
+    REQUIRE_FALSE(with.links.empty());
+    CHECK(area.size() == with.links.size());
+    for (const auto& link : with.links) {
+      CAPTURE(link.link);
+      CHECK(last[link.link].second == 0.0);
+      CHECK(area[link.link] * link.bandwidth_Bps == doctest::Approx(link.bytes).epsilon(1e-9));
+    }
+  }
 }
 
 TEST_CASE("timeline: step functions from flow intervals") {
