@@ -31,10 +31,10 @@ const bool registered = luwu::cli::register_command(
       app.add_flag("--csv", a->csv, "Print one CSV row per system")->excludes(json);
       app.add_option("--timeline", a->timeline,
                      "Write a Chrome trace-event JSON of the iteration (Perfetto): spans with their bytes, FLOPs "
-                     "and rates, and each link's utilization as a counter track (docs/timeline.md)");
+                     "and rates, and each link's and SSD's utilization as counter tracks (docs/timeline.md)");
       app.add_option("--timeline-counter-points", a->timeline_counter_points,
-                     "At most this many points per link counter track in the --timeline (averaged over equal "
-                     "time bins beyond; 0: no counter tracks)")
+                     "At most this many points per counter track (link, SSD direction) in the --timeline "
+                     "(averaged over equal time bins beyond; 0: no counter tracks)")
           ->check(CLI::Range(std::size_t{0}, std::size_t{10'000'000}))
           ->capture_default_str();
       app.add_option("--mode", a->mode,

@@ -11,7 +11,8 @@
 //   rate_flops_per_s  flops / the span's duration (FLOP/s)
 // Counter tracks ("ph":"C", one per link that carried traffic, in the process "links") give a
 // link's utilization over the iteration: the flow-average rate (each flow's bytes / its duration,
-// summed over the flows on the link during their intervals) over the link's bandwidth.
+// summed over the flows on the link during their intervals) over the link's bandwidth; likewise
+// each disk's reads and writes ("disks": "<disk>:read", "<disk>:write").
 //
 // With the timeline disabled nothing is recorded and nothing is built: callers test enabled()
 // before making labels or amounts.

@@ -16,6 +16,7 @@
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Disk.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
@@ -59,6 +60,32 @@ class TrafficMeter {
     resource_bytes_[resource] += bytes;
     if (timeline_ != nullptr) [[unlikely]]
       timeline_->attribute_bytes(simgrid::s4u::this_actor::get_pid(), bytes);
+  }
+
+  // A disk read or write of `bytes` from start to finish (striped I/O, with a timeline only).
+  void log_disk_interval(const simgrid::s4u::Disk* disk, bool read, double bytes, double start_s, double end_s) {
+    if (timeline_ != nullptr) disk_log_.push_back({disk, read, bytes, start_s, end_s});
+  }
+  // The disks' counter tracks, in the process "disks": per disk and direction that moved bytes
+  // ("<disk>:read", "<disk>:write", in name order), the flow-average rate of its reads (writes)
+  // over its read (write) bandwidth, as link_counters does for links.
+  std::vector<CounterTrack> disk_counters(std::size_t max_points) const {
+    std::map<std::string, std::pair<double, std::vector<std::pair<double, double>>>> by_name;  // bandwidth, deltas
+    for (const auto& io : disk_log_) {
+      const double duration = io.end_s - io.start_s;
+      if (!(duration > 0) || !(io.bytes > 0)) continue;
+      auto& [bandwidth, deltas] = by_name[io.disk->get_name() + (io.read ? ":read" : ":write")];
+      bandwidth = io.read ? io.disk->get_read_bandwidth() : io.disk->get_write_bandwidth();
+      deltas.emplace_back(io.start_s, io.bytes / duration);
+      deltas.emplace_back(io.end_s, -io.bytes / duration);
+    }
+    std::vector<CounterTrack> out;
+    for (auto& [name, track] : by_name) {
+      auto steps = step_function(std::move(track.second), max_points);
+      for (auto& [t, value] : steps) value /= track.first;
+      out.push_back({"disks", name, "utilization", std::move(steps)});
+    }
+    return out;
   }
 
   // The links' counter tracks, after the simulation: per link that carried a logged flow (in
@@ -124,6 +151,11 @@ class TrafficMeter {
     const Route* route;  // into routes_, whose nodes never move
     double bytes, start_s, end_s;
   };
+  struct DiskIo {
+    const simgrid::s4u::Disk* disk;
+    bool read;
+    double bytes, start_s, end_s;
+  };
   struct PendingFlow {
     const Route* route;
     double bytes;
@@ -168,6 +200,7 @@ class TrafficMeter {
   Timeline* timeline_ = nullptr;
   std::vector<LoggedFlow> flow_log_;  // in the order flows were recorded (or drained): deterministic
   std::vector<PendingFlow> pending_;
+  std::vector<DiskIo> disk_log_;
   std::size_t drain_at_ = 1024;
 };
 

@@ -27,6 +27,10 @@ void striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, Traffi
     traffic.record_resource(d->get_name() + (op == simgrid::s4u::Io::OpType::READ ? ":read" : ":write"), share);
   }
   for (auto& io : ios) io->wait();
+  if (traffic.logs_flows())
+    for (std::size_t i = 0; i < ios.size(); ++i)
+      traffic.log_disk_interval(disks[i], op == simgrid::s4u::Io::OpType::READ, share, ios[i]->get_start_time(),
+                                ios[i]->get_finish_time());
   const double rest = done_not_before - simgrid::s4u::Engine::get_clock();
   if (rest > 0) simgrid::s4u::this_actor::sleep_for(rest);
 }

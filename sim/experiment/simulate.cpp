@@ -120,8 +120,10 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
   result.spines = spine_use(topo, platform, traffic, t);
   luwu::Json j = result_to_json(result);
   if (options.record_timeline) {
-    if (options.timeline_counter_points > 0)
+    if (options.timeline_counter_points > 0) {
       for (auto& track : traffic.link_counters(options.timeline_counter_points)) timeline.add_counter(std::move(track));
+      for (auto& track : traffic.disk_counters(options.timeline_counter_points)) timeline.add_counter(std::move(track));
+    }
     j["timeline"] = timeline.to_chrome_trace();
   }
   return j;

@@ -32,7 +32,8 @@ namespace {
 
 constexpr double kBW = 10e9, kHopLatency = 1e-6, kB = 1e9, kFlops = 3e12, kKernelS = 0.25;
 
-enum class Work { Transfer, AllGather, Kernel };
+enum class Work { Transfer, AllGather, Kernel, DiskRead };
+constexpr double kDiskRead = 2e9, kDiskWrite = 1e9;  // bytes/s, each of gpu0's two disks
 
 // Runs the toy in its own process with the timeline on or off; returns the Chrome trace it wrote
 // (counter tracks with at most `points` points) and, after a newline, the number of spans and
@@ -54,6 +55,8 @@ std::string run_toy(Work work, bool enabled, std::size_t points = kDefaultTimeli
     luwu::models::GpuSpec spec;
     spec.hbm_Bps = 1e13;
     auto* gpu = new GpuDevice(0, hosts[0], spec, timeline);
+    std::vector<sg::Disk*> disks;
+    for (int d = 0; d < 2; ++d) disks.push_back(hosts[0]->create_disk("disk" + std::to_string(d), kDiskRead, kDiskWrite));
     zone->seal();
     CommGroup group{"world", hosts, {}};
     for (int i = 0; i < 2; ++i) {
@@ -67,6 +70,10 @@ std::string run_toy(Work work, bool enabled, std::size_t points = kDefaultTimeli
           return;
         }
         auto* stream = new Stream("gpu" + std::to_string(i), "comm", "communication", hosts[i], timeline);
+        if (work == Work::DiskRead) {
+          if (i == 0) stream->enqueue("read", [=] { read_striped(disks, kB, *meter); })->wait();
+          return;
+        }
         if (work == Work::Transfer) {
           if (i == 0) stream->enqueue("send", [=] { transfer(hosts[0], hosts[1], kB, *meter); })->wait();
           return;
@@ -78,6 +85,7 @@ std::string run_toy(Work work, bool enabled, std::size_t points = kDefaultTimeli
     }
     engine->run();
     for (auto& track : meter->link_counters(points)) timeline->add_counter(std::move(track));
+    for (auto& track : meter->disk_counters(points)) timeline->add_counter(std::move(track));
     return timeline->to_chrome_trace().dump() + "\n" + std::to_string(timeline->spans().size()) + " " +
            std::to_string(timeline->counters().size());
   });
@@ -97,7 +105,7 @@ std::vector<luwu::Json> events(const luwu::Json& trace, const std::string& ph) {
 
 }  // namespace
 
-TEST_CASE("timeline: a transfer alone carries its bytes and rate; its links' counters step up at its start, to 0 at its end") {
+TEST_CASE("timeline: a transfer alone carries its bytes and rate, its links' counters step up at its start, to 0 at its end") {
   const auto trace = trace_of(run_toy(Work::Transfer, true));
   const auto spans = events(trace, "X");
   REQUIRE(spans.size() == 1);
@@ -141,7 +149,7 @@ TEST_CASE("timeline: a ring all-gather's span carries the bytes its rank sent") 
   CHECK(events(trace, "C").size() == 8);  // link0 and link1, up and down, each up then down
 }
 
-TEST_CASE("timeline: a GEMM carries its FLOPs and FLOP rate; an elementwise kernel none") {
+TEST_CASE("timeline: a GEMM carries its FLOPs and FLOP rate, an elementwise kernel none") {
   const auto trace = trace_of(run_toy(Work::Kernel, true));
   const auto spans = events(trace, "X");
   REQUIRE(spans.size() == 2);
@@ -154,8 +162,26 @@ TEST_CASE("timeline: a GEMM carries its FLOPs and FLOP rate; an elementwise kern
   CHECK(events(trace, "C").empty());       // no flow, no counter
 }
 
+TEST_CASE("timeline: a striped read carries all disks' bytes, each disk's read counter is 1 while it reads") {
+  // B over two disks of 2 GB/s each: B/2 per disk, 0.25 s, both at their full read bandwidth.
+  const auto trace = trace_of(run_toy(Work::DiskRead, true));
+  const auto spans = events(trace, "X");
+  REQUIRE(spans.size() == 1);
+  CHECK(spans[0]["args"]["bytes"].get<double>() == kB);
+  CHECK(spans[0]["dur"].get<double>() * 1e-6 == doctest::Approx(kB / 2 / kDiskRead).epsilon(1e-12));
+  const auto counters = events(trace, "C");
+  REQUIRE(counters.size() == 4);
+  for (std::size_t i = 0; i < 4; i += 2) {
+    CHECK(counters[i]["name"] == "disk" + std::to_string(i / 2) + ":read");
+    CHECK(counters[i]["ts"].get<double>() == 0.0);
+    CHECK(counters[i]["args"]["utilization"].get<double>() == doctest::Approx(1.0).epsilon(1e-12));
+    CHECK(counters[i + 1]["ts"].get<double>() == spans[0]["dur"].get<double>());
+    CHECK(counters[i + 1]["args"]["utilization"].get<double>() == 0.0);
+  }
+}
+
 TEST_CASE("timeline: disabled, nothing is recorded") {
-  for (Work work : {Work::Transfer, Work::AllGather, Work::Kernel}) {
+  for (Work work : {Work::Transfer, Work::AllGather, Work::Kernel, Work::DiskRead}) {
     const auto output = run_toy(work, false);
     CHECK(output.substr(output.find('\n') + 1) == "0 0");
     CHECK(events(trace_of(output), "X").empty());
