@@ -16,6 +16,7 @@ struct RunArgs {
   bool json = false;
   bool csv = false;
   std::string timeline;
+  std::size_t timeline_counter_points = luwu::sim::kDefaultTimelineCounterPoints;
   std::string mode;
   std::string trace;
   std::string kernel_times;
@@ -28,7 +29,14 @@ const bool registered = luwu::cli::register_command(
       app.add_option("--system", a->systems, "Only these systems (repeatable; a label or a kind such as zero3)");
       auto* json = app.add_flag("--json", a->json, "Print {\"scenario\": ..., \"results\": [...]} as JSON");
       app.add_flag("--csv", a->csv, "Print one CSV row per system")->excludes(json);
-      app.add_option("--timeline", a->timeline, "Write a Chrome trace-event JSON of the iteration (Perfetto)");
+      app.add_option("--timeline", a->timeline,
+                     "Write a Chrome trace-event JSON of the iteration (Perfetto): spans with their bytes, FLOPs "
+                     "and rates, and each link's and SSD's utilization as counter tracks (docs/timeline.md)");
+      app.add_option("--timeline-counter-points", a->timeline_counter_points,
+                     "At most this many points per counter track (link, SSD direction) in the --timeline "
+                     "(averaged over equal time bins beyond; 0: no counter tracks)")
+          ->check(CLI::Range(std::size_t{0}, std::size_t{10'000'000}))
+          ->capture_default_str();
       app.add_option("--mode", a->mode,
                      "Collective simulation mode, overriding the scenario's: auto, detailed or coarse");
       app.add_option("--trace", a->trace,
@@ -52,6 +60,7 @@ const bool registered = luwu::cli::register_command(
         luwu::sim::RunOptions options;
         options.only_systems = a->systems;
         options.record_timeline = !a->timeline.empty();
+        options.timeline_counter_points = a->timeline_counter_points;
         options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
         auto run = luwu::sim::run_scenario(scenario, options);
         if (!a->timeline.empty()) luwu::write_file_atomically(a->timeline, luwu::sim::merged_timeline(run).dump());

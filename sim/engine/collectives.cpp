@@ -44,7 +44,7 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
       mine->get<int>();
       send->wait();
       wait_paced(kernel_pace);
-      ctx.traffic->record_flow(self, next, step_bytes);
+      ctx.traffic->record_flow(self, next, step_bytes, send);
     }
     return;
   }
@@ -55,7 +55,7 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
   mine->get<int>();
   send->wait();
   wait_paced(kernel_pace);
-  ctx.traffic->record_flow(self, next, total);
+  ctx.traffic->record_flow(self, next, total, send);
   simgrid::s4u::this_actor::sleep_for((steps - 1) * ctx.traffic->route_latency_s(self, next));
 }
 
@@ -95,7 +95,8 @@ void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
   // The root broadcasts chunk c as soon as it has reduced it: a semaphore hands chunks from the
   // reducing actor (this one) to the broadcasting one.
   auto reduced = simgrid::s4u::Semaphore::create(0);
-  auto broadcaster = simgrid::s4u::Actor::create(group.name + " broadcast", self, [&, chunks] {
+  const long owner = simgrid::s4u::this_actor::get_pid();  // the broadcaster's bytes are this rank's
+  auto broadcaster = simgrid::s4u::Actor::create(group.name + " broadcast", self, [&, chunks, owner] {
     std::vector<simgrid::s4u::CommPtr> sends;
     std::vector<simgrid::s4u::ExecPtr> kernel_paces;
     for (int c = 0; c < chunks; ++c) {
@@ -106,7 +107,7 @@ void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
       for (int child : children) {
         kernel_paces.push_back(pace(group, index, piece));
         sends.push_back(down(child)->put_async(&payload_token, whole_bytes(piece)));
-        ctx.traffic->record_flow(self, group.members[child], piece);
+        ctx.traffic->record_flow(self, group.members[child], piece, sends.back(), owner);
       }
     }
     for (auto& send : sends) send->wait();
@@ -125,7 +126,7 @@ void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
     }
     kernel_paces.push_back(pace(group, index, piece));
     sends.push_back(up(index)->put_async(&payload_token, whole_bytes(piece)));
-    ctx.traffic->record_flow(self, group.members[parent], piece);
+    ctx.traffic->record_flow(self, group.members[parent], piece, sends.back());
   }
   for (auto& send : sends) send->wait();
   for (auto& p : kernel_paces) wait_paced(p);

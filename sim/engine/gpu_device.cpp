@@ -28,8 +28,8 @@ GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& 
   }
 }
 
-void GpuDevice::run_kernel(const std::string& label, const std::string& category, double seconds, double sm_share,
-                           bool is_gemm, double* account) {
+void GpuDevice::run_kernel(const std::string& label, const workloads::Kernel* kernel, const char* category,
+                           double seconds, double sm_share, bool is_gemm, double* account) {
   if (seconds <= 0) return;
   ++times_.kernels;
   const double start = simgrid::s4u::Engine::get_clock();
@@ -59,16 +59,23 @@ void GpuDevice::run_kernel(const std::string& label, const std::string& category
   const double end = simgrid::s4u::Engine::get_clock();
   *account += end - start;
   if (account == &times_.compute_s) times_.undisturbed_compute_s += seconds;
-  timeline_->add(name_, "compute", label, category, start, end);
+  if (timeline_->enabled()) {  // the span's name and amounts are built only for a timeline
+    if (kernel == nullptr)
+      timeline_->add(name_, "compute", label, category, start, end);
+    else
+      // The trace counts matrix-multiply FLOPs (GEMM, attention); an elementwise kernel carries none.
+      timeline_->add(name_, "compute", label + ": " + kernel->name, category, start, end,
+                     SpanAmounts{-1, kernel->flops > 0 ? kernel->flops : -1});
+  }
 }
 
 void GpuDevice::run_kernels(const std::string& label, std::span<const KernelRun> kernels) {
   for (const auto& k : kernels)
-    run_kernel(label + ": " + k.kernel->name, "compute", k.seconds, k.sm_share, k.is_gemm, &times_.compute_s);
+    run_kernel(label, k.kernel, "compute", k.seconds, k.sm_share, k.is_gemm, &times_.compute_s);
 }
 
 void GpuDevice::optimizer_step(const std::string& label, double seconds) {
-  run_kernel(label, "optimizer", seconds, 1.0, false, &times_.optimizer_s);
+  run_kernel(label, nullptr, "optimizer", seconds, 1.0, false, &times_.optimizer_s);
 }
 
 void GpuDevice::await_collective_launch(std::uint64_t issued_after) {
@@ -95,7 +102,7 @@ void GpuDevice::wait(const CompletionPtr& done, WaitCause cause, const std::stri
     case WaitCause::Optimizer: times_.optimizer_s += waited; break;
     case WaitCause::Io: times_.io_wait_s += waited; break;
   }
-  if (waited > 0) timeline_->add(name_, "compute", "wait: " + label, "idle", start, start + waited);
+  if (waited > 0 && timeline_->enabled()) timeline_->add(name_, "compute", "wait: " + label, "idle", start, start + waited);
 }
 
 double GpuDevice::load_share(LoadKind kind) const {

@@ -98,8 +98,9 @@ class GpuDevice {
   };
 
  private:
-  void run_kernel(const std::string& label, const std::string& category, double seconds, double sm_share,
-                  bool is_gemm, double* account);
+  // `kernel` (nullptr for the optimizer step) names the span "label: kernel" and gives its FLOPs.
+  void run_kernel(const std::string& label, const workloads::Kernel* kernel, const char* category, double seconds,
+                  double sm_share, bool is_gemm, double* account);
   struct Load {
     int depth = 0;
     simgrid::s4u::ExecPtr exec;

@@ -70,11 +70,19 @@ class Stream {
         s.queue.pop_front();
       }
       for (auto& d : item.deps) d->wait();
+      // With a timeline, the bytes the item's work moves (flows, disk I/O) are its span's.
+      const bool amounts = s.timeline != nullptr && s.timeline->enabled();
+      const long actor = amounts ? simgrid::s4u::this_actor::get_pid() : -1;
+      if (amounts) s.timeline->open_amounts(actor);
       double start = simgrid::s4u::Engine::get_clock();
       item.work();
       double end = simgrid::s4u::Engine::get_clock();
       s.busy_s += end - start;
-      if (s.timeline) s.timeline->add(s.component, s.track, item.label, s.category, start, end);
+      if (amounts) {
+        const double bytes = s.timeline->close_amounts(actor);
+        s.timeline->add(s.component, s.track, std::move(item.label), s.category, start, end,
+                        SpanAmounts{bytes > 0 ? bytes : -1});
+      }
       item.done->set();
     }
   }

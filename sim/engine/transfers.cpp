@@ -27,6 +27,10 @@ void striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, Traffi
     traffic.record_resource(d->get_name() + (op == simgrid::s4u::Io::OpType::READ ? ":read" : ":write"), share);
   }
   for (auto& io : ios) io->wait();
+  if (traffic.logs_flows())
+    for (std::size_t i = 0; i < ios.size(); ++i)
+      traffic.log_disk_interval(disks[i], op == simgrid::s4u::Io::OpType::READ, share, ios[i]->get_start_time(),
+                                ios[i]->get_finish_time());
   const double rest = done_not_before - simgrid::s4u::Engine::get_clock();
   if (rest > 0) simgrid::s4u::this_actor::sleep_for(rest);
 }
@@ -47,13 +51,16 @@ simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Hos
     static int token = 0;  // the payload pointer a mailbox comm needs; no data moves
     auto* mailbox = simgrid::s4u::Mailbox::by_name("rate-capped flow " + std::to_string(capped_flows++));
     simgrid::s4u::Actor::create("rate-capped receiver", to, [mailbox] { mailbox->get<int>(); });
-    return mailbox->put_init(&token, whole_bytes(bytes))->set_rate(rate_Bps)->start();
+    simgrid::s4u::CommPtr comm = mailbox->put_init(&token, whole_bytes(bytes))->set_rate(rate_Bps)->start();
+    if (traffic.logs_flows()) traffic.log_flow_interval(from, to, bytes, comm);
+    return comm;
   }
   // A host-to-host comm starts by itself once both ends are set (SimGrid 3.32): size first.
   auto comm = simgrid::s4u::Comm::sendto_init();
   comm->set_payload_size(whole_bytes(bytes));
   comm->set_source(from);
   comm->set_destination(to);
+  if (traffic.logs_flows()) traffic.log_flow_interval(from, to, bytes, comm);
   return comm;
 }
 

@@ -72,6 +72,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   const int workers = static_cast<int>(scenario.topology.gpus().size());
   SimulationOptions sim_options{scenario.collective_mode(), options.record_timeline};
   sim_options.routing = scenario.routing;
+  sim_options.timeline_counter_points = options.timeline_counter_points;
 
   ScenarioRun run;
   run.summary = {{"name", scenario.name},

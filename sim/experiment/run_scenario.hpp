@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/timeline.hpp"
 #include "sim/experiment/result.hpp"
 #include "sim/experiment/scenario.hpp"
 #include "workloads/trace.hpp"
@@ -19,6 +20,7 @@ struct ScenarioRun {
 struct RunOptions {
   std::vector<std::string> only_systems;  // labels or kinds; empty = all of the scenario's
   bool record_timeline = false;
+  std::size_t timeline_counter_points = kDefaultTimelineCounterPoints;  // SimulationOptions'
   std::function<void(const std::string&)> progress;  // one line per step, for stderr
 };
 

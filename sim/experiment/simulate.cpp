@@ -37,6 +37,7 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
 
   Timeline timeline(options.record_timeline);
   TrafficMeter traffic;
+  traffic.attach_timeline(&timeline);  // only an enabled one: otherwise the meter records as before
   const CollectiveSettings collective_settings = system.collectives();
   std::vector<std::unique_ptr<GpuDevice>> gpus;
   std::vector<simgrid::s4u::Host*> engines;
@@ -118,7 +119,13 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
   }
   result.spines = spine_use(topo, platform, traffic, t);
   luwu::Json j = result_to_json(result);
-  if (options.record_timeline) j["timeline"] = timeline.to_chrome_trace();
+  if (options.record_timeline) {
+    if (options.timeline_counter_points > 0) {
+      for (auto& track : traffic.link_counters(options.timeline_counter_points)) timeline.add_counter(std::move(track));
+      for (auto& track : traffic.disk_counters(options.timeline_counter_points)) timeline.add_counter(std::move(track));
+    }
+    j["timeline"] = timeline.to_chrome_trace();
+  }
   return j;
 }
 

@@ -20,6 +20,8 @@ constexpr int kMaxSimulatedGpus = 8192;
 struct SimulationOptions {
   CollectiveMode mode = CollectiveMode::Detailed;
   bool record_timeline = false;
+  // With a timeline: at most this many points per link counter track (0: no counter tracks).
+  std::size_t timeline_counter_points = kDefaultTimelineCounterPoints;
   // Off only for benchmarks of the simulator itself, which time configurations that would not fit.
   bool check_memory = true;
   // How switches pick among equal-cost routes: ECMP, a fixed hash of the flow's endpoints (what
