@@ -369,7 +369,8 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
       "headline_175b", "headline_175b_workers", "sensitivity", "mfu_vs_model_size", "throughput_vs_micro_batch",
       "paper_breakdowns", "sm_sharing_what_if", "ablations", "max_model_size", "oversubscription_knee",
       "all_reduce_bandwidth", "reliable_transport", "parameter_server_sizing",
-      "sharp_vs_luwu", "nvlink_zero_offload", "cost_efficiency_32gpu", "compute_communication_streams"};
+      "sharp_vs_luwu", "nvlink_zero_offload", "cost_efficiency_32gpu", "systems_dgx",
+      "compute_communication_streams"};
   for (const std::string& figure : figures)
     for (const char* ext : {".png", ".pdf"}) {
       const fs::path file = dir.path / (figure + ext);

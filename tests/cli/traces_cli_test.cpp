@@ -112,7 +112,7 @@ TEST_CASE("run --kernel-times with a bad profile is exit 2 naming the file and t
   std::remove("tw-bad-profile.json");
 }
 
-TEST_CASE("trace import-chakra: a graph luwusim did not write needs the model; with it the report says what was used") {
+TEST_CASE("trace import-chakra: a graph luwusim did not write needs the model, with it the report says what was used") {
   write_text("tw-foreign.json",
              R"({"version": "0.0.4"}
 {"id": "1", "name": "sm80_xmma_gemm_f16f16", "type": "COMP_NODE", "durationMicros": "12", "attr": [{"name": "is_cpu_op", "boolVal": false}]}

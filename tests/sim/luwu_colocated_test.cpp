@@ -37,7 +37,7 @@ TEST_CASE("LuWu colocated: each worker server sends 1/N of the parameters and ta
   CHECK(colocated.received_bytes_per_worker == doctest::Approx(parameter_bytes + wire_gradient / n).epsilon(1e-9).scale(0));
 }
 
-TEST_CASE("LuWu colocated: no optimizer node needed or priced; a server's share must fit its DRAM and NVMe; "
+TEST_CASE("LuWu colocated: no optimizer node needed or priced, a server's share must fit its DRAM and NVMe, "
           "the node's own settings are errors") {
   auto plain = make_system("luwu");
   auto colocated = make_system("luwu", {{"optimizer_placement", "colocated"}});

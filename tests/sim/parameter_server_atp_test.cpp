@@ -60,7 +60,7 @@ TEST_CASE("luwu-star parameter servers: CPU machines outside the servers, with D
   CHECK_THROWS_WITH_AS(topologies::build_luwu_star(p), doctest::Contains("parameter servers need more than"), std::invalid_argument);
 }
 
-TEST_CASE("Parameter servers, dedicated: each worker pushes its gradient once and pulls the parameters once; "
+TEST_CASE("Parameter servers, dedicated: each worker pushes its gradient once and pulls the parameters once, "
           "each of S servers carries N/S of a gradient each way") {
   const int n = 4, servers = 2;
   auto topo = star_with_servers(n, servers);
@@ -82,7 +82,7 @@ TEST_CASE("Parameter servers, dedicated: each worker pushes its gradient once an
 }
 
 TEST_CASE("Parameter servers, colocated on the N workers: each NIC carries 2 (N-1)/N of a gradient each way, "
-          "the all-reduce volume; a worker's own shard stays on its PCIe") {
+          "the all-reduce volume, a worker's own shard stays on its PCIe") {
   const int n = 4;
   auto topo = star(n);
   auto hw = quiet_hardware(topo);
@@ -160,7 +160,7 @@ TEST_CASE("Dedicated parameter servers are priced only for the systems that use 
   CHECK_FALSE(make_system("atp")->uses_parameter_servers());
 }
 
-TEST_CASE("ATP with the switch to itself: every piece summed in the switch, relayed by its colocated server; "
+TEST_CASE("ATP with the switch to itself: every piece summed in the switch, relayed by its colocated server, "
           "a NIC carries the wire gradient plus 1/N of it each way") {
   const int n = 4;
   auto topo = star(n);

@@ -58,7 +58,7 @@ TEST_CASE("single-path routing loads one spine, and ECMP spreads the flows betwe
   CHECK(total_ecmp == doctest::Approx(total_single));
 }
 
-TEST_CASE("simulation.routing is \"ecmp\" (the default) or \"single-path\"; anything else is an error at its path") {
+TEST_CASE("simulation.routing is \"ecmp\" (the default) or \"single-path\", anything else is an error at its path") {
   auto scenario = [](const std::string& routing) {
     Json j = {{"model", "gpt3-125m"},
               {"training", {{"micro_batch", 1}, {"seq_len", 128}}},

@@ -42,7 +42,7 @@ TEST_CASE("zero-hierarchical: a GPU's NIC carries only the cross-server all-redu
   }
 }
 
-TEST_CASE("zero-hierarchical: 1/G of the model state per GPU whatever the servers; the partition is the server") {
+TEST_CASE("zero-hierarchical: 1/G of the model state per GPU whatever the servers, the partition is the server") {
   const auto trace = gpt3_125m_trace();
   const auto p = trace.total_params();
   auto system = make_system("zero-hierarchical", {{"partition_size", 4}});

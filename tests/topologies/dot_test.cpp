@@ -17,7 +17,7 @@ int count(const std::string& text, const std::string& what) {
 }
 }  // namespace
 
-TEST_CASE("dot: a 64-server fat-tree draws 2 servers whole and the other 62 as one node; full draws all 64") {
+TEST_CASE("dot: a 64-server fat-tree draws 2 servers whole and the other 62 as one node, full draws all 64") {
   FatTreeParams p;
   p.servers = 64;
   const Topology topo = build_fat_tree(p);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "models/profile.hpp"
+#include "validation/adam_step.hpp"
 #include "validation/calibration.hpp"
 #include "validation/step_time_validation.hpp"
 
@@ -45,9 +46,13 @@ TEST_CASE("calibrated host and SSD profiles pass the models' validation with the
   CHECK(ssd.get("latency") == doctest::Approx(50e-6).scale(0));
   CHECK(ssd.get("read_write_bandwidth") == doctest::Approx(1.5e9));
 
-  // In memory: 28 B/param (read 2 + 12, write 12 + 2) over 20 GB/s; 64M params.
+  // In memory: 28 B/param (read 2 + 12, write 12 + 2) over 20 GB/s; 64M params.  The kernel that
+  // runs here decides whether the 2 B copy-out is read for ownership first: the AVX-512 kernel
+  // stores around the cache, the AVX2 and scalar ones do not (+2 B/param).  Which one runs is a
+  // fact of this machine's CPU, so the expectation follows it.
   const double params = 64.0 * (1 << 20);
-  CHECK(predict_in_memory_step_s(host, params) == doctest::Approx(params * 28 / 20e9));
+  const double in_memory = 28 + (best_isa() == KernelIsa::avx512 ? 0 : 2);
+  CHECK(predict_in_memory_step_s(host, params) == doctest::Approx(params * in_memory / 20e9));
   // Out of core: 12 B/param read back and 12 written at once: max(12 / 1 GB/s, 12 / 2 GB/s,
   // 24 / 1.5 GB/s together) = 16 ns/param, longer than the DRAM side (52 B/param staged, 2.6 ns).
   CHECK(predict_out_of_core_step_s(host, ssd, params) == doctest::Approx(params * 24 / 1.5e9));
@@ -55,12 +60,13 @@ TEST_CASE("calibrated host and SSD profiles pass the models' validation with the
   models::HostSpec paired = models::host_from_profiles(host);
   paired.ssds = models::SsdArray{models::SsdSpec{3e9, 3e9, 1e12, 50e-6, 3e9}, 1};
   CHECK(predict_out_of_core_step_s(paired, params) == doctest::Approx(params * 24 / 3e9));
-  // A disk faster than DRAM's staging traffic leaves the step DRAM-bound: 52 B/param over 20 GB/s.
+  // A disk faster than DRAM's staging traffic leaves the step DRAM-bound: 52 B/param over 20 GB/s
+  // (and the copy-out's read for ownership where the kernel run here does one).
   paired.ssds = models::SsdArray{models::SsdSpec{100e9, 100e9, 1e12, 50e-6, 100e9}, 1};
-  CHECK(predict_out_of_core_step_s(paired, params) == doctest::Approx(params * 52 / 20e9));
-  // In memory with a paired DRAM rate of 40 GB/s: 28 B/param over it.
+  CHECK(predict_out_of_core_step_s(paired, params) == doctest::Approx(params * (52 + in_memory - 28) / 20e9));
+  // In memory with a paired DRAM rate of 40 GB/s: 28 B/param (or 30) over it.
   paired.cpu.memory_Bps = 40e9;
-  CHECK(predict_in_memory_step_s(paired, params) == doctest::Approx(params * 28 / 40e9));
+  CHECK(predict_in_memory_step_s(paired, params) == doctest::Approx(params * in_memory / 40e9));
 }
 
 TEST_CASE("the SSD profile goes beside the host profile") {

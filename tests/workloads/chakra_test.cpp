@@ -161,7 +161,7 @@ TEST_CASE("a foreign graph: GPU compute nodes time the model's kernels, CPU node
   CHECK(imported.trace.total_params() == generate_trace(tiny_gpt(), tc).total_params());
 }
 
-TEST_CASE("the .proto field names and integers as numbers are read too; a JSON array of the objects as well") {
+TEST_CASE("the .proto field names and integers as numbers are read too, a JSON array of the objects as well") {
   const std::string text = std::string("[") + kMeta +
                            R"(, {"id": 1, "name": "gemm_a", "type": 4, "duration_micros": 5, "attr": [{"name": "is_cpu_op", "bool_val": false}]})" +
                            R"(, {"id": 2, "name": "gemm_b", "type": "COMP_NODE", "data_deps": [1], "duration_micros": 7, "attr": [{"name": "is_cpu_op", "bool_val": false}]}])";

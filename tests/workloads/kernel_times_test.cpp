@@ -83,7 +83,7 @@ TEST_CASE("the format example reads as 27 GEMMs, 4 attention and 36 elementwise 
   for (std::size_t i = 1; i < p.kernels.size(); ++i) CHECK(p.kernels[i - 1].start_us < p.kernels[i].start_us);
 }
 
-TEST_CASE("GEMMs and attention match in program order, shared kernels take the mean; elementwise is scaled by bytes") {
+TEST_CASE("GEMMs and attention match in program order, shared kernels take the mean, elementwise is scaled by bytes") {
   Trace t = generate_trace(tiny_gpt(), tiny_training());
   const KernelTimesReport r = apply_kernel_times(t, load_kineto_profile(kExample));
   // The example's i-th GEMM lasts 10 + i us.  One micro-step's GEMMs in program order: block 0's
@@ -116,7 +116,7 @@ TEST_CASE("GEMMs and attention match in program order, shared kernels take the m
   CHECK(r.kinds[2].profiled == 36);
 }
 
-TEST_CASE("a profile of two micro-batches averages them; a trace of more micro-steps shares their times") {
+TEST_CASE("a profile of two micro-batches averages them, a trace of more micro-steps shares their times") {
   KernelProfile one = load_kineto_profile(kExample), two = one;
   for (const auto& k : one.kernels) {  // the second micro-batch: every kernel 2 us longer
     ProfiledKernel later = k;
