@@ -161,7 +161,8 @@ def throughput_vs_model_size(lines, out_dir, name="throughput_vs_model_size"):
             ax.text(x, floor * 1.1, "OOM", rotation=90, ha="center", va="bottom", fontsize=7,
                     color=style.system_color(system))
     ax.set_yscale("log")
-    ax.set_ylim(bottom=floor)
+    # Headroom above the tallest bar for the legend.
+    ax.set_ylim(bottom=floor, top=max(positive) * 6 if positive else None)
     _log_count_axis(ax.yaxis)
     ax.set_xticks(range(len(models)))
     ax.set_xticklabels([f"{m}\n({_params_text(sizes[m])} params)" for m in models], fontsize=8)
@@ -170,7 +171,8 @@ def throughput_vs_model_size(lines, out_dir, name="throughput_vs_model_size"):
     ax.set_title(f"{title}\n{_common(table, 'workers')} workers, "
                  f"{_common(table, 'network', _network_text)} network", fontsize=10)
     ax.grid(axis="y", which="both", alpha=0.3)
-    ax.legend(fontsize=8, ncol=min(3, len(systems)))
+    long_names = max(len(style.system_name(s)) for s in systems) > 24
+    ax.legend(fontsize=8 if not long_names else 7, ncol=min(2 if long_names else 3, len(systems)))
     if any(not r["feasible"] for r in table):
         notes.append("OOM: the system's per-GPU state does not fit in GPU memory (not simulated).")
     return _finish(fig, notes, out_dir, name)

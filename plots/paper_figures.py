@@ -721,7 +721,7 @@ def reliable_transport(lines, out_dir, name="reliable_transport"):
 
 
 # ---------------------------------------------------------------------------------------------
-# 11. Parameter-server sizing
+# 14. Parameter-server sizing
 
 def parameter_server_sizing(lines, out_dir, name="parameter_server_sizing"):
     """Tokens/s per worker of plain parameter servers against the number of dedicated CPU machines
@@ -776,6 +776,10 @@ def parameter_server_sizing(lines, out_dir, name="parameter_server_sizing"):
     notes.append("Each dedicated server owns 1/S of every gradient: N workers' pushes share its one NIC, so at equal "
                  "line rates S = N servers keep up with the workers' links. Colocated servers add no machine but "
                  "carry 2(N-1)/N of a gradient each way on every worker's NIC and use the workers' CPUs.")
+    return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
 # 11. ZeRO-Infinity with SHARP-style in-network reduction vs LuWu (OPT-30B, 4 workers)
 
 

@@ -2,7 +2,7 @@
 
 # Systems in the order figures list them: LuWu first, then the baselines from the most to the
 # least memory-frugal.
-SYSTEM_ORDER = ["luwu", "zero-infinity", "zero-offload", "zero3", "zero++", "atp", "switchml", "parameter-server", "ddp"]
+SYSTEM_ORDER = ["luwu", "zero-infinity", "zero-offload", "zero3", "zero++", "zero-hierarchical", "atp", "switchml", "parameter-server", "ddp"]
 
 SYSTEM_NAMES = {
     "luwu": "LuWu",
@@ -10,6 +10,7 @@ SYSTEM_NAMES = {
     "zero-offload": "ZeRO-Offload",
     "zero3": "ZeRO-3",
     "zero++": "ZeRO++",
+    "zero-hierarchical": "ZeRO-3, hierarchical partitions",
     "atp": "ATP",
     "switchml": "SwitchML",
     "parameter-server": "Parameter servers",
@@ -23,6 +24,7 @@ SYSTEM_COLORS = {
     "zero-offload": "#56B4E9",
     "zero3": "#009E73",
     "zero++": "#8C564B",
+    "zero-hierarchical": "#6A3D9A",
     "atp": "#E69F00",
     "switchml": "#CC79A7",
     "parameter-server": "#000000",
@@ -30,7 +32,7 @@ SYSTEM_COLORS = {
 }
 FALLBACK_COLORS = ["#F0E442", "#17BECF", "#BCBD22", "#9467BD"]
 
-MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^", "zero++": "P", "atp": "<", "switchml": "v",
+MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^", "zero++": "P", "zero-hierarchical": "h", "atp": "<", "switchml": "v",
            "parameter-server": "*", "ddp": "x"}
 
 # The parts of an iteration (result "breakdown_s"), bottom to top in stacked bars.  Colours (Paul

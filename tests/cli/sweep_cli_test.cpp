@@ -359,6 +359,16 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
       "samsung-pm1733": {"usd": 310, "source": "test"}}})";
   REQUIRE(run_luwusim(paper + " --set systems=luwu --set prices=" + dir / "prices.json -o " + dir / "results/cost-32gpu-luwu.jsonl")
               .exit_code == 0);
+  // Parameter-server sizing on 1 and 2 dedicated machines, with the colocated servers, LuWu and ATP
+  // beside them; the systems of multi-GPU servers on two small models.
+  REQUIRE(run_luwusim(paper + R"( --set 'systems=[{"name":"parameter-server","label":"parameter-server-dedicated"},)"
+                              R"({"name":"parameter-server","label":"parameter-server-colocated","ps_placement":"colocated"},"luwu","atp"]')"
+                              " --set cluster.parameter_servers=1,2 -o " + dir / "results/parameter-server-sizing.jsonl")
+              .exit_code == 0);
+  REQUIRE(run_luwusim(paper + R"( --set 'cluster={"topology":"dgx","servers":2,"gpus_per_server":2}')"
+                              R"( --set 'systems=["zero3",{"name":"zero-hierarchical","partition_size":2},"ddp"]')"
+                              " --set model=gpt3-125m,gpt3-350m -o " + dir / "results/systems-dgx.jsonl")
+              .exit_code == 0);
   const std::string cmd = "/usr/bin/python3 " + (kRepo / "plots/make_figures.py").string() + " --skip-runs --out " +
                           dir.path.string() + " > " + dir / "written.txt 2> " + dir / "errors.txt";
   const int rc = std::system(cmd.c_str());
