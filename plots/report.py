@@ -138,6 +138,18 @@ def _git_commit():
         return "unknown"
 
 
+def _sweep_lines(results_dir, stem):
+    """A sweep's result lines; none for a results file of another kind (the all-reduce
+    microbenchmark writes rows of measurements, not sweep points)."""
+    path = os.path.join(results_dir, stem + ".jsonl")
+    if os.path.exists(path):
+        with open(path, "r", encoding="utf-8") as f:
+            first = f.readline()
+        if first.strip() and "\"index\"" not in first:
+            return []
+    return read_lines(path)
+
+
 def write_report(path, drawn, results_dir, sweep_paths, luwusim=None, descriptions=None, elapsed_s=None):
     """drawn: [(figure, sweep stem, a tuple of stems or None, [paths])]; sweep_paths: {stem: sweep file}."""
     descriptions = descriptions or {}
@@ -177,7 +189,7 @@ def write_report(path, drawn, results_dir, sweep_paths, luwusim=None, descriptio
             lines = []
             for s in stems:
                 if s not in line_cache:
-                    line_cache[s] = read_lines(os.path.join(results_dir, s + ".jsonl"))
+                    line_cache[s] = _sweep_lines(results_dir, s)
                 lines += line_cache[s]
             if any("results" in line for line in lines):
                 columns, table_rows = generic_table(lines)
@@ -193,7 +205,7 @@ def write_report(path, drawn, results_dir, sweep_paths, luwusim=None, descriptio
     parts.append("<h2 id='assumptions'>Scenario assumptions, per sweep</h2>")
     for stem, sweep_path in sweep_paths.items():
         if stem not in line_cache:
-            line_cache[stem] = read_lines(os.path.join(results_dir, stem + ".jsonl"))
+            line_cache[stem] = _sweep_lines(results_dir, stem)
         parts.append(_assumptions(stem, sweep_path, line_cache[stem]))
     parts.append("</body></html>")
     with open(path, "w", encoding="utf-8") as f:
