@@ -2,7 +2,7 @@
 
 # Systems in the order figures list them: LuWu first, then the baselines from the most to the
 # least memory-frugal.
-SYSTEM_ORDER = ["luwu", "zero-infinity", "zero-offload", "zero3", "zero++", "zero-hierarchical", "atp", "switchml", "parameter-server", "ddp"]
+SYSTEM_ORDER = ["luwu", "zero-infinity", "zero-offload", "zero3", "zero++", "zero-hierarchical", "atp", "switchml", "parameter-server", "onebit-adam", "ddp"]
 
 SYSTEM_NAMES = {
     "luwu": "LuWu",
@@ -14,6 +14,7 @@ SYSTEM_NAMES = {
     "atp": "ATP",
     "switchml": "SwitchML",
     "parameter-server": "Parameter servers",
+    "onebit-adam": "1-bit Adam",
     "ddp": "DDP",
 }
 
@@ -28,12 +29,13 @@ SYSTEM_COLORS = {
     "atp": "#E69F00",
     "switchml": "#CC79A7",
     "parameter-server": "#000000",
+    "onebit-adam": "#17BECF",
     "ddp": "#7F7F7F",
 }
-FALLBACK_COLORS = ["#F0E442", "#17BECF", "#BCBD22", "#9467BD"]
+FALLBACK_COLORS = ["#F0E442", "#BCBD22", "#9467BD", "#E377C2"]
 
 MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^", "zero++": "P", "zero-hierarchical": "h", "atp": "<", "switchml": "v",
-           "parameter-server": "*", "ddp": "x"}
+           "parameter-server": "*", "onebit-adam": "d", "ddp": "x"}
 
 # The parts of an iteration (result "breakdown_s"), bottom to top in stacked bars.  Colours (Paul
 # Tol's muted scheme) and hatches chosen away from every system colour above, so a stacked bar's
@@ -69,6 +71,8 @@ VARIANT_NAMES = {
     "layer-centric": " (layer-centric node)",
     "gpu-kernel-push-pull": " (push/pull by GPU kernels)",
     "colocated-ps": " (parameter server colocated on the workers)",
+    "warmup": " (warm-up stage)",
+    "compressed": " (compression stage)",
     "heartbeats": " (switch-aggregated heartbeats)",
     "sub-module": " (sub-module streaming)",
     "per-packet-ack": " (per-packet ACK)",

@@ -7,6 +7,7 @@
 #include "sim/systems/atp/atp.hpp"
 #include "sim/systems/ddp/ddp.hpp"
 #include "sim/systems/luwu/luwu.hpp"
+#include "sim/systems/onebit_adam/onebit_adam.hpp"
 #include "sim/systems/parameter_server/parameter_server.hpp"
 #include "sim/systems/switchml/switchml.hpp"
 #include "sim/systems/zero3/zero3.hpp"
@@ -20,6 +21,7 @@ namespace luwu::sim {
 const std::vector<RegisteredSystem>& registered_systems() {
   static const std::vector<RegisteredSystem> systems = {
       {"ddp", parse_ddp},                      // PyTorch DDP: a replica per GPU, bucketed all-reduce
+      {"onebit-adam", parse_onebit_adam},      // DDP with 1-bit compressed momentum after a warm-up (DeepSpeed's OnebitAdam)
       {"zero3", parse_zero3},                  // DeepSpeed ZeRO-3: everything partitioned, per-layer AG and RS
       {"zero++", parse_zeropp},                // ZeRO-3 with quantized gathers and gradients, a secondary partition
       {"zero-hierarchical", parse_zero_hierarchical},  // ZeRO-3 partitioned inside each server, replicated across

@@ -115,7 +115,7 @@ TEST_CASE("a small model fits every system and the verdict follows the GPU size"
 TEST_CASE("system names and bad arguments") {
   for (const auto& s : sim::system_names()) CHECK(sim::system_named(s)->name() == s);
   const auto names = sim::system_names();
-  for (const char* expected : {"ddp", "zero3", "zero++", "zero-offload", "zero-infinity", "switchml", "atp", "parameter-server", "luwu"})
+  for (const char* expected : {"ddp", "zero3", "zero++", "zero-offload", "zero-infinity", "switchml", "atp", "parameter-server", "onebit-adam", "zero-hierarchical", "luwu"})
     CHECK_MESSAGE(std::find(names.begin(), names.end(), expected) != names.end(), expected);
   CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());  // no name twice
   CHECK_THROWS_WITH_AS(sim::system_named("zero-3"), doctest::Contains("did you mean \"zero3\""), std::invalid_argument);

@@ -48,13 +48,15 @@ class Ddp : public System {
     return replica_footprint(trace, workers, gpu_memory, settings_.bucket_bytes, name());
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
-  std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override { return std::make_unique<DdpSchedule>(settings_); }
+  std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override { return make_ddp_schedule(settings_); }
 
  private:
   DdpSettings settings_;
 };
 
 }  // namespace
+
+std::unique_ptr<Schedule> make_ddp_schedule(const DdpSettings& settings) { return std::make_unique<DdpSchedule>(settings); }
 
 SystemPtr parse_ddp(const SystemEntry& entry) {
   entry.only_settings(setting_keys({{"bucket_bytes"}, CollectiveSettings::keys()}));

@@ -12,4 +12,8 @@ struct DdpSettings {
 
 SystemPtr parse_ddp(const SystemEntry& entry);
 
+// DDP's iteration (bucketed all-reduce overlapped with backward, Adam on the GPU), which 1-bit
+// Adam's warm-up stage runs too.
+std::unique_ptr<Schedule> make_ddp_schedule(const DdpSettings& settings);
+
 }  // namespace luwu::sim
