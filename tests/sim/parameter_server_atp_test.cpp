@@ -211,18 +211,10 @@ TEST_CASE("ATP on dedicated servers: the servers relay the sums, the workers car
 }
 
 TEST_CASE("ATP and parameter-server settings: bad values name their JSON path") {
-  auto error_of = [](const std::string& name, Json settings) {
-    try {
-      make_system(name, std::move(settings));
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  CHECK(error_of("atp", {{"switch_aggregator_share", 1.5}}).find("switch_aggregator_share") != std::string::npos);
-  CHECK(error_of("atp", {{"ps_placement", "rack"}}).find("ps_placement") != std::string::npos);
-  CHECK(error_of("parameter-server", {{"parameter_servers", -1}}).find("parameter_servers") != std::string::npos);
-  CHECK(error_of("parameter-server", {{"pipeline_chunks", 4}}).find("pipeline_chunks") != std::string::npos);
+  CHECK(system_settings_error("atp", {{"switch_aggregator_share", 1.5}}).find("switch_aggregator_share") != std::string::npos);
+  CHECK(system_settings_error("atp", {{"ps_placement", "rack"}}).find("ps_placement") != std::string::npos);
+  CHECK(system_settings_error("parameter-server", {{"parameter_servers", -1}}).find("parameter_servers") != std::string::npos);
+  CHECK(system_settings_error("parameter-server", {{"pipeline_chunks", 4}}).find("pipeline_chunks") != std::string::npos);
   // ATP needs a switch that aggregates.
   auto no_aggregation = sim::hardware_of(star(4));
   no_aggregation.network_switch.reset();

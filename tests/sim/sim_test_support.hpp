@@ -151,4 +151,14 @@ inline sim::SystemPtr make_system(const std::string& name, luwu::Json settings =
   return sim::system_from_json(luwu::JsonNode(settings, "test", "$.systems[0]"));
 }
 
+// The message a system's bad settings give ("" when they parse).
+inline std::string system_settings_error(const std::string& name, luwu::Json settings) {
+  try {
+    make_system(name, std::move(settings));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace sim_test
