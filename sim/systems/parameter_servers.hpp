@@ -51,7 +51,7 @@ struct ParameterServerSettings {
   static const char* placement_name(Placement p) { return p == Placement::Dedicated ? "dedicated" : "colocated"; }
 
   // How many servers run on a cluster with `dedicated_machines` ps<k> and `worker_servers`
-  // servers, or "" and a sentence in `problem` when none can.
+  // servers; sets `problem` to a sentence when they cannot (no machine, or fewer than asked).
   int count(int dedicated_machines, int worker_servers, std::string& problem) const {
     const int available = placement == Placement::Dedicated ? dedicated_machines : worker_servers;
     const int n = servers == 0 ? available : servers;
