@@ -37,6 +37,7 @@ struct BuildOptions {
   int optimizer_nics = 1;
   int optimizer_ssds = 4;
   int parameter_servers = 0;
+  int racks = 1;          // luwu-star racks
   std::string network, gpu, nic, switch_profile, pcie, host, ssd, nvlink, optimizer_nic, optimizer_host, optimizer_ssd;
 };
 
@@ -70,6 +71,7 @@ Topology build_luwu_star_from(const BuildOptions& o) {
   p.optimizer_nics = o.optimizer_nics;
   p.optimizer_ssds = o.optimizer_ssds;
   p.parameter_servers = o.parameter_servers;
+  p.racks = o.racks;
   if (o.nvme >= 0) p.nvme_per_worker = o.nvme;
   if (!o.optimizer_nic.empty()) p.optimizer_nic_profile = o.optimizer_nic;
   if (!o.optimizer_host.empty()) p.optimizer_host_profile = o.optimizer_host;
@@ -121,6 +123,9 @@ const bool registered = luwu::cli::register_command(
       build_cmd->add_option("--optimizer-ssds", b->optimizer_ssds, "luwu-star: SSDs of the optimizer node")->capture_default_str();
       build_cmd->add_option("--parameter-servers", b->parameter_servers,
                             "luwu-star: CPU machines ps<k> on the switch for dedicated parameter servers")
+          ->capture_default_str();
+      build_cmd->add_option("--racks", b->racks,
+                            "luwu-star: top-of-rack switches the workers are split over, under the cluster switch")
           ->capture_default_str();
       build_cmd->add_option("--network", b->network, "NIC line rate, e.g. 100Gb/s (default: the NIC profile's)");
       build_cmd->add_option("--gpu", b->gpu, "GPU profile");

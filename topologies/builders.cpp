@@ -35,9 +35,21 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   Network opt_net = make_network(opt_nic_profile, p.switch_profile, p.network_Bps, profiles);
   require(p.parameter_servers >= 0, "parameter_servers must be >= 0");
   const std::string ps_host_profile = p.parameter_server_host_profile.empty() ? p.host_profile : p.parameter_server_host_profile;
-  require(p.workers + p.optimizer_nics + p.parameter_servers <= net.sw.ports,
-          fmt::format("{} workers + {} optimizer-node NICs + {} parameter servers need more than the {} ports of switch {}",
-                      p.workers, p.optimizer_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
+  require(p.racks >= 1 && p.racks <= p.workers, fmt::format("racks ({}) must be in [1, workers ({})]", p.racks, p.workers));
+  if (p.racks == 1) {
+    require(p.workers + p.optimizer_nics + p.parameter_servers <= net.sw.ports,
+            fmt::format("{} workers + {} optimizer-node NICs + {} parameter servers need more than the {} ports of switch {}",
+                        p.workers, p.optimizer_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
+  } else {
+    const int per_rack = (p.workers + p.racks - 1) / p.racks;
+    require(per_rack + 1 <= net.sw.ports,
+            fmt::format("{} workers per rack + 1 trunk need more than the {} ports of a top-of-rack switch {}",
+                        per_rack, net.sw.ports, p.switch_profile));
+    require(p.racks + p.optimizer_nics + p.parameter_servers <= net.sw.ports,
+            fmt::format("{} rack trunks + {} optimizer-node NICs + {} parameter servers need more than the {} ports of "
+                        "cluster switch {}",
+                        p.racks, p.optimizer_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
+  }
 
   Topology t;
   t.builder = "luwu-star";
@@ -50,6 +62,7 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
                     {"network_Bps", p.network_Bps},   {"optimizer_nics", p.optimizer_nics},
                     {"optimizer_ssds", p.optimizer_ssds}, {"nvme_per_worker", p.nvme_per_worker},
                     {"optimizer_host", opt_host_profile}, {"optimizer_ssd", opt_ssd_profile}};
+  if (p.racks > 1) t.builder_args["racks"] = p.racks;
   if (p.parameter_servers > 0) {
     t.builder_args["parameter_servers"] = p.parameter_servers;
     t.builder_args["parameter_server_host"] = ps_host_profile;
@@ -72,7 +85,18 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
     nics.push_back(nic);
   }
   Vertex sw = add_switch(t, "switch", net);
-  for (Vertex nic : nics) add_nic_uplink(t, nic, sw, net);
+  if (p.racks == 1) {
+    for (Vertex nic : nics) add_nic_uplink(t, nic, sw, net);
+  } else {
+    // Contiguous blocks of workers, the first workers % racks blocks one longer.
+    int next = 0;
+    for (int k = 0; k < p.racks; ++k) {
+      Vertex tor = add_switch(t, "tor" + std::to_string(k), net);
+      add_trunk(t, tor, sw, net);
+      const int size = p.workers / p.racks + (k < p.workers % p.racks ? 1 : 0);
+      for (int w = 0; w < size; ++w) add_nic_uplink(t, nics[static_cast<std::size_t>(next++)], tor, net);
+    }
+  }
 
   Vertex opt = add_cpu(t, "optnode", VertexKind::OptimizerNode, opt_host_profile, -1, profiles);
   add_dram(t, "optnode-dram", opt, opt_host_profile, -1, profiles);

@@ -41,6 +41,12 @@ struct LuwuStarParams {
   int optimizer_ssds = 4;
   int nvme_per_worker = 1;
   int parameter_servers = 0;
+  // Racks > 1: the workers are split over that many top-of-rack switches (of switch_profile, the
+  // first workers % racks racks one worker more), each cabled by one trunk to the cluster switch
+  // "switch", where the optimizer node and parameter servers are.  LuWu's multi-rack arrangement:
+  // each ToR aggregates its rack's gradients and the cluster switch the racks', so a trunk carries
+  // one worker's share each way (the paper's section on multiple racks).
+  int racks = 1;
   std::string parameter_server_host_profile;  // "" = host_profile
   std::string parameter_server_nic_profile = "rdma-nic-100g";  // a conventional NIC
 };

@@ -1,5 +1,8 @@
 #include "sim/engine/cluster_roles.hpp"
 
+#include <algorithm>
+#include <optional>
+
 namespace luwu::sim {
 namespace {
 
@@ -8,6 +11,14 @@ std::vector<simgrid::s4u::Disk*> disks_of(const topologies::Topology& topo, cons
   std::vector<simgrid::s4u::Disk*> disks;
   for (auto ssd : topo.ssds_of(owner)) disks.push_back(platform.disks.at(topo[ssd].name));
   return disks;
+}
+
+// The switch the NICs of a host (cabled to it directly) reach, if any.
+std::optional<topologies::Vertex> switch_of_host(const topologies::Topology& topo, topologies::Vertex host) {
+  for (auto kind : {topologies::VertexKind::Nic, topologies::VertexKind::SmartNic})
+    for (auto nic : topo.of_kind(kind))
+      if (boost::edge(nic, host, topo.graph).second) return topo.switch_of(nic);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -42,6 +53,18 @@ ClusterRoles roles_of(const topologies::Topology& topo, const topologies::Lowere
   if (auto node = topo.optimizer_node()) {
     roles.optimizer_node = platform.host_of_vertex.at(*node);
     roles.optimizer_ssds = disks_of(topo, platform, *node);
+    // The node's switch is the cluster's top; ranks cabled elsewhere are in racks below it.
+    const auto top = switch_of_host(topo, *node);
+    if (top && roles.network_switch != platform.host_of_vertex.at(*top)) {
+      roles.network_switch = platform.host_of_vertex.at(*top);
+      const auto gpus = topo.gpus();
+      for (std::size_t r = 0; r < gpus.size(); ++r) {
+        auto* tor = platform.host_of_vertex.at(*topo.switch_of(topo.nic_of(gpus[r])));
+        auto at = std::find(roles.rack_switches.begin(), roles.rack_switches.end(), tor);
+        roles.ranks[r].rack = static_cast<int>(at - roles.rack_switches.begin());
+        if (at == roles.rack_switches.end()) roles.rack_switches.push_back(tor);
+      }
+    }
   }
   for (auto cpu : topo.of_kind(topologies::VertexKind::Cpu))
     if (topo[cpu].server < 0) roles.parameter_servers.push_back(platform.host_of_vertex.at(cpu));

@@ -18,17 +18,23 @@ struct RankHosts {
   simgrid::s4u::Host* nic = nullptr;
   std::vector<simgrid::s4u::Disk*> nvme;            // the server's NVMe SSDs, striped
   int server = -1;
+  int rack = -1;                                    // index into ClusterRoles::rack_switches; -1: no racks
 };
 
 struct ClusterRoles {
   std::vector<RankHosts> ranks;
-  simgrid::s4u::Host* network_switch = nullptr;     // the switch rank 0's NIC is cabled to
+  // The switch rank 0's NIC is cabled to; with racks, the cluster switch above their switches.
+  simgrid::s4u::Host* network_switch = nullptr;
+  // Racks: the top-of-rack switches the ranks' NICs are cabled to, when those are not the
+  // optimizer node's switch (luwu-star with racks > 1); empty otherwise.
+  std::vector<simgrid::s4u::Host*> rack_switches;
   simgrid::s4u::Host* optimizer_node = nullptr;     // nullptr without one
   std::vector<simgrid::s4u::Disk*> optimizer_ssds;
   // CPU machines outside any server (the luwu-star builder's ps<k>): dedicated parameter servers.
   std::vector<simgrid::s4u::Host*> parameter_servers;
 
   int world() const { return static_cast<int>(ranks.size()); }
+  bool racked() const { return !rack_switches.empty(); }
   std::vector<simgrid::s4u::Host*> gpu_hosts() const;
   std::vector<int> servers() const;
 };

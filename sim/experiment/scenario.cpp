@@ -155,9 +155,10 @@ topologies::Topology build_with_catalog(const JsonNode& c, models::ProfileCatalo
 
 topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& catalog) {
   c.only_keys({"topology", "workers", "network", "profiles", "optimizer_nics", "optimizer_ssds", "nvme_per_worker",
-               "parameter_servers", "overrides"});
+               "parameter_servers", "racks", "overrides"});
   topologies::LuwuStarParams p;
   p.workers = int_arg(c, "workers", p.workers);
+  p.racks = int_arg(c, "racks", p.racks, 1);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   p.optimizer_nics = int_arg(c, "optimizer_nics", p.optimizer_nics);
   p.optimizer_ssds = int_arg(c, "optimizer_ssds", p.optimizer_ssds, 0, kMaxDisksPerHost);

@@ -7,7 +7,9 @@
 //   min(line rate at the packet's payload, slots x payload / RTT)
 // (also bounded by the switch's packet rate shared by the workers: models/switch.hpp).  Once every
 // worker's copy of a piece has arrived, the switch holds its sum and hands it on: multicast back to
-// the workers (SwitchML) or forward to the optimizer node (LuWu).
+// the workers (SwitchML) or forward to the optimizer node (LuWu).  With racks (ClusterRoles::racked)
+// aggregation is hierarchical (the paper's multi-rack LuWu): a top-of-rack switch sums its rack's
+// copies and streams the sum into the cluster switch, which sums the racks'.
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -19,8 +21,10 @@
 
 #include "sim/engine/countdown.hpp"
 #include "sim/engine/pacing_host.hpp"
+#include "sim/engine/stream.hpp"
 #include "sim/systems/data_mover.hpp"
 #include "sim/systems/schedule.hpp"
+#include "sim/systems/switch_multicast.hpp"
 #include "sim/engine/transfers.hpp"
 #include "sim/systems/system_entry.hpp"
 
@@ -58,30 +62,67 @@ class InSwitchAggregation {
     if (!env.roles.network_switch || !env.hw.network_switch)
       throw std::invalid_argument(system + " needs a programmable switch that aggregates between the workers");
     switch_ = env.roles.network_switch;
-    const double rtt = 2 * env.traffic.route_latency_s(env.roles.ranks.front().gpu, switch_);
-    const double payload = env.hw.network_switch->payload_bytes();
-    rate_Bps_ = env.hw.network_switch->aggregation_throughput_Bps(rtt, env.hw.worker_nic.goodput_Bps(payload),
-                                                                    env.world());
+    multicast_ = std::make_unique<SwitchMulticast>(env, switch_, system + " multicast");
+    const auto& sw = *env.hw.network_switch;
+    const double payload = sw.payload_bytes();
+    const double goodput = env.hw.worker_nic.goodput_Bps(payload);
+    if (!env.roles.racked()) {
+      const double rtt = 2 * env.traffic.route_latency_s(env.roles.ranks.front().gpu, switch_);
+      rate_Bps_ = sw.aggregation_throughput_Bps(rtt, goodput, env.world());
+      return;
+    }
+    // Two levels, each switch with its own slot pool: a rack's workers stream into their
+    // top-of-rack switch, which streams the rack's sum into the cluster switch as one sender of
+    // many.  Trunks run at the workers' line rate (topologies/builders.hpp, luwu-star racks).
+    const auto& roles = env.roles;
+    racks_.resize(roles.rack_switches.size());
+    for (int r = 0; r < env.world(); ++r) racks_[static_cast<std::size_t>(roles.ranks[r].rack)].ranks.push_back(r);
+    std::size_t largest = 0;
+    for (const auto& rack : racks_) largest = std::max(largest, rack.ranks.size());
+    const double rtt = 2 * env.traffic.route_latency_s(roles.ranks.front().gpu, roles.rack_switches.front());
+    rate_Bps_ = sw.aggregation_throughput_Bps(rtt, goodput, static_cast<int>(largest));
+    const double trunk_rtt = 2 * env.traffic.route_latency_s(roles.rack_switches.front(), switch_);
+    trunk_rate_Bps_ = sw.aggregation_throughput_Bps(trunk_rtt, goodput, static_cast<int>(racks_.size()));
+    for (std::size_t k = 0; k < racks_.size(); ++k)
+      racks_[k].uplink = std::make_unique<Stream>("tor" + std::to_string(k), "rack sum -> cluster switch", "communication",
+                                                  roles.rack_switches[k], &env.timeline);
   }
 
   // A round is one gradient every worker sends (a bucket, a layer's gradient); returns its index.
   std::size_t add_round(double grad_bytes) {
-    rounds_.push_back({grad_bytes, {}});
-    for (int c = 0; c < settings_.pieces; ++c) rounds_.back().arrivals.push_back(std::make_shared<Countdown>(env_.world()));
+    Round round{grad_bytes, {}, {}};
+    const int senders = racks_.empty() ? env_.world() : static_cast<int>(racks_.size());
+    for (int c = 0; c < settings_.pieces; ++c) {
+      round.arrivals.push_back(std::make_shared<Countdown>(senders));
+      for (const auto& rack : racks_) round.rack_arrivals.push_back(std::make_shared<Countdown>(static_cast<int>(rack.ranks.size())));
+    }
+    rounds_.push_back(std::move(round));
     return rounds_.size() - 1;
   }
   void on_summed(OnSummed callback) { on_summed_ = std::move(callback); }
 
   // One worker sends its copy of the round, piece by piece (from the worker's actor or stream), by
   // its NIC's DMA or by a GPU kernel issued when `issued_after` kernels had launched (data_mover.hpp).
+  // With racks, its top-of-rack switch forwards the rack's sum of each piece once the rack's
+  // copies are in.
   void send(RankEnv& env, std::size_t round, DataMover mover = DataMover::NicDma, std::uint64_t issued_after = 0) {
     const double piece = piece_wire_bytes(round);
+    const int rack = env.hosts.rack;
+    simgrid::s4u::Host* first_hop = rack < 0 ? switch_ : env_.roles.rack_switches[static_cast<std::size_t>(rack)];
     DataMoverScope moving(env.gpu, mover, issued_after);
     for (int c = 0; c < settings_.pieces; ++c) {
-      paced(moving.pace(), piece, [&] { transfer(env.gpu.host(), switch_, piece, env_.traffic, rate_Bps_); });
-      auto& all = rounds_[round].arrivals[static_cast<std::size_t>(c)];
-      all->arrive();
-      if (all->done()->done()) on_summed_(round, c, piece);
+      paced(moving.pace(), piece, [&] { transfer(env.gpu.host(), first_hop, piece, env_.traffic, rate_Bps_); });
+      if (rack < 0) {
+        arrive_at_top(round, c, piece);
+        continue;
+      }
+      auto& in_rack = rounds_[round].rack_arrivals[static_cast<std::size_t>(c) * racks_.size() + static_cast<std::size_t>(rack)];
+      in_rack->arrive();
+      if (!in_rack->done()->done()) continue;
+      racks_[static_cast<std::size_t>(rack)].uplink->enqueue("rack sum", [this, round, c, piece, rack] {
+        transfer(env_.roles.rack_switches[static_cast<std::size_t>(rack)], switch_, piece, env_.traffic, trunk_rate_Bps_);
+        arrive_at_top(round, c, piece);
+      });
     }
   }
 
@@ -89,18 +130,30 @@ class InSwitchAggregation {
   // (SwitchML's and ATP's all-reduce), written into GPU memory by the NIC's DMA or received by a
   // GPU kernel (paced by the GPU's receive engine; the caller's kernel holds the SMs);
   // `arrived(rank)` runs once the worker's leg is in.
-  void multicast_to_workers(double piece, DataMover mover, std::function<void(int rank)> arrived) {
+  void multicast_to_workers(double piece, DataMover mover, SwitchMulticast::Arrived arrived) {
+    if (mover == DataMover::NicDma) {
+      multicast_->send(piece, rate_Bps_, std::move(arrived));
+      return;
+    }
     for (int r = 0; r < env_.world(); ++r)
-      simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, piece, mover, arrived] {
-        GpuDevice& gpu = *env_.gpus[r];
-        if (mover == DataMover::GpuKernel) {
-          paced(gpu.receive_engine(), piece, [&] { transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate_Bps_); });
-        } else {
-          GpuDevice::LoadScope dma(gpu, GpuDevice::LoadKind::NicDma);
-          transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate_Bps_);
-        }
+      simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, piece, arrived] {
+        paced(env_.gpus[r]->receive_engine(), piece,
+              [&] { transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate_Bps_); });
         arrived(r);
       });
+  }
+
+  // Every sender's copy of piece c (a worker's, or with racks a rack's sum) is in the top switch.
+  void arrive_at_top(std::size_t round, int c, double piece) {
+    auto& all = rounds_[round].arrivals[static_cast<std::size_t>(c)];
+    all->arrive();
+    if (all->done()->done()) on_summed_(round, c, piece);
+  }
+
+  // Anything else the top switch holds (LuWu's parameters from the optimizer node) to every
+  // worker, the last hop at most rate_Bps (<= 0: its max-min share).
+  void multicast(double bytes, double rate_Bps, SwitchMulticast::Arrived arrived) {
+    multicast_->send(bytes, rate_Bps, std::move(arrived));
   }
 
   double piece_wire_bytes(std::size_t round) const {
@@ -116,14 +169,22 @@ class InSwitchAggregation {
  private:
   struct Round {
     double grad_bytes;
-    std::vector<std::shared_ptr<Countdown>> arrivals;  // [piece]: workers arrived
+    std::vector<std::shared_ptr<Countdown>> arrivals;       // [piece]: workers (or racks) in the top switch
+    std::vector<std::shared_ptr<Countdown>> rack_arrivals;  // [piece * racks + rack]: the rack's workers in its switch
+  };
+  struct Rack {
+    std::vector<int> ranks;
+    std::unique_ptr<Stream> uplink;  // the top-of-rack switch's sums to the cluster switch, in order
   };
   ClusterEnv& env_;
   AggregationSettings settings_;
   simgrid::s4u::Host* switch_ = nullptr;
-  double rate_Bps_ = 0;
+  double rate_Bps_ = 0;        // per worker into its first switch
+  double trunk_rate_Bps_ = 0;  // per rack switch into the cluster switch
+  std::vector<Rack> racks_;    // empty without racks
   std::vector<Round> rounds_;
   OnSummed on_summed_;
+  std::unique_ptr<SwitchMulticast> multicast_;
 };
 
 }  // namespace luwu::sim

@@ -291,16 +291,16 @@ class LuwuSchedule : public Schedule {
       if (placement_.param_ssd_share > 0)
         read_striped(site.ssds, piece * placement_.param_ssd_share, env_.traffic);
       transfer(site.host, switch_, piece, env_.traffic, caps.node_push_Bps);
+      if (settings_.push_pull == DataMover::NicDma) {
+        aggregation_.multicast(piece, caps.worker_pull_Bps, [this, k](int r) { delivered_[r][k]->arrive(); });
+        continue;
+      }
+      // The ablation's legs wait for each worker's pull kernel and are paced by it.
       for (int r = 0; r < world_; ++r)
         simgrid::s4u::Actor::create("multicast leg", switch_, [this, r, k, piece, rate = caps.worker_pull_Bps] {
-          if (settings_.push_pull == DataMover::GpuKernel) {
-            pull_kernel_launched_[r][k]->wait();
-            paced(env_.gpus[r]->receive_engine(), piece,
-                  [&] { transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate); });
-          } else {
-            GpuDevice::LoadScope dma(*env_.gpus[r], GpuDevice::LoadKind::NicDma);
-            transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate);
-          }
+          pull_kernel_launched_[r][k]->wait();
+          paced(env_.gpus[r]->receive_engine(), piece,
+                [&] { transfer(switch_, env_.roles.ranks[r].gpu, piece, env_.traffic, rate); });
           delivered_[r][k]->arrive();
         });
     }
