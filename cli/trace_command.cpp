@@ -11,6 +11,7 @@
 #include "common/units.hpp"
 #include "workloads/chakra_json.hpp"
 #include "workloads/model_catalog.hpp"
+#include "workloads/stage_trace.hpp"
 #include "workloads/trace.hpp"
 #include "workloads/trace_summary.hpp"
 
@@ -28,7 +29,24 @@ struct GenOptions {
   bool memory_efficient_attention = false;
   std::string dtype = "fp16";
   std::string output;
+  // The parallel layout (workloads/parallel_layout.hpp) and the pipeline stage to write.
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int data_parallel = 1;
+  bool sequence_parallel = false;
+  std::string pipeline_schedule = "1f1b";
+  int stage = 0;
 };
+
+ParallelLayout layout_of(const GenOptions& o) {
+  ParallelLayout layout;
+  layout.tensor = o.tensor_parallel;
+  layout.pipeline = o.pipeline_parallel;
+  layout.data = o.data_parallel;
+  layout.sequence_parallel = o.sequence_parallel;
+  layout.pipeline_schedule = luwu::choose(o.pipeline_schedule, pipeline_schedule_choices(), "pipeline schedule");
+  return layout;
+}
 
 TrainingConfig training_of(const GenOptions& o, const ModelConfig& model) {
   TrainingConfig training;
@@ -44,11 +62,13 @@ TrainingConfig training_of(const GenOptions& o, const ModelConfig& model) {
 
 int run_gen(const GenOptions& o) {
   ModelConfig model = resolve_model(o.model);
-  Trace trace = generate_trace(model, training_of(o, model));
+  // Layout 1 x 1 x 1 (the default) is generate_trace's trace exactly.
+  Trace trace = generate_stage_trace(model, training_of(o, model), layout_of(o), o.stage);
   save_trace(trace, o.output);
-  std::cerr << fmt::format("wrote {}: {} ops, {} params, {} per iteration\n", o.output, trace.ops.size(),
+  std::cerr << fmt::format("wrote {}: {} ops, {} params, {} per iteration{}\n", o.output, trace.ops.size(),
                            units::count(static_cast<double>(trace.total_params())),
-                           units::flops(trace.flops_per_iteration()));
+                           units::flops(trace.flops_per_iteration()),
+                           trace.layout.whole_model_per_gpu() ? "" : fmt::format(" (one GPU of stage {})", trace.stage));
   return 0;
 }
 
@@ -79,6 +99,19 @@ int run_show(const std::string& file, bool json) {
                            t.training.micro_batch, t.training.seq_len, t.training.grad_accum,
                            t.training.recompute ? "on" : "off", to_string(t.training.dtype),
                            t.training.memory_efficient_attention ? ", memory-efficient attention" : "");
+  if (!t.layout.whole_model_per_gpu()) {
+    const StageBlocks blocks = stage_blocks(t.model.layers, t.layout.pipeline, t.stage);
+    std::cout << fmt::format("layout           tensor {} x pipeline {} x data {}{}, {}; stage {} of {}: blocks {}..{}\n",
+                             t.layout.tensor, t.layout.pipeline, t.layout.data,
+                             t.layout.sequence_parallel ? " (sequence parallel)" : "", to_string(t.layout.pipeline_schedule),
+                             t.stage, t.layout.pipeline, blocks.first, blocks.first + blocks.count - 1);
+    const double collectives = static_cast<double>(t.comm_bytes_of(OpKind::TensorAllReduce) +
+                                                   t.comm_bytes_of(OpKind::TensorReduceScatter) +
+                                                   t.comm_bytes_of(OpKind::TensorAllGather));
+    const double sent = static_cast<double>(t.comm_bytes_of(OpKind::SendActivation) + t.comm_bytes_of(OpKind::SendGradient));
+    std::cout << fmt::format("communication    {} in tensor-parallel collectives, {} sent to neighbour stages\n",
+                             units::bytes(collectives), units::bytes(sent));
+  }
   std::cout << fmt::format("params           {} ({} at {} B/param)\n", units::count(static_cast<double>(t.total_params())),
                            units::bytes(static_cast<double>(t.param_bytes())), e);
   std::cout << fmt::format("tokens/iteration {} tokens\n", units::count(t.tokens_per_iteration()));
@@ -163,7 +196,8 @@ const bool registered = luwu::cli::register_command(
     "trace", "Per-layer iteration traces of transformer models: gen, show, models, export-chakra, import-chakra", [](CLI::App& app) {
       app.require_subcommand(1);
       auto gen = std::make_shared<GenOptions>();
-      CLI::App* gen_cmd = app.add_subcommand("gen", "Write one iteration of one worker as a JSON trace");
+      CLI::App* gen_cmd = app.add_subcommand(
+          "gen", "Write one iteration of one worker as a JSON trace (one GPU of a pipeline stage with the parallel flags)");
       gen_cmd->add_option("--model", gen->model, "Catalog name (see `trace models`) or a model JSON file")->required();
       gen_cmd->add_option("--micro-batch", gen->micro_batch, "Sequences per micro-batch")->capture_default_str();
       gen_cmd->add_option("--seq", gen->seq_len, "Tokens per sequence (default: the model's context, at most 2048)");
@@ -173,6 +207,16 @@ const bool registered = luwu::cli::register_command(
                         "Attention without materialized scores (FlashAttention): no 5as^2b activation bytes");
       gen_cmd->add_option("--dtype", gen->dtype, "fp16, bf16 or fp32")->capture_default_str();
       gen_cmd->add_option("-o,--output", gen->output, "Trace file to write")->required();
+      gen_cmd->add_option("--tensor-parallel", gen->tensor_parallel, "GPUs splitting every layer (Megatron)")
+          ->capture_default_str();
+      gen_cmd->add_option("--pipeline-parallel", gen->pipeline_parallel, "Pipeline stages the blocks are split over")
+          ->capture_default_str();
+      gen_cmd->add_option("--data-parallel", gen->data_parallel, "Replicas (recorded in the trace; one GPU's trace does not change)")
+          ->capture_default_str();
+      gen_cmd->add_option("--stage", gen->stage, "The pipeline stage whose GPU the trace is of, from 0")->capture_default_str();
+      gen_cmd->add_flag("--sequence-parallel", gen->sequence_parallel,
+                        "Shard norms and dropouts by sequence (reduce-scatter + all-gather for each all-reduce)");
+      gen_cmd->add_option("--pipeline-schedule", gen->pipeline_schedule, "1f1b or gpipe")->capture_default_str();
 
       auto show_file = std::make_shared<std::string>();
       auto show_json = std::make_shared<bool>(false);

@@ -82,6 +82,7 @@ ChakraGraph chakra_from_json_objects(const std::vector<luwu::Json>& objects, con
 std::string chakra_to_json_text(const ChakraGraph& graph);
 void save_chakra_json(const ChakraGraph& graph, const std::string& file);  // whole or not at all
 
+// std::invalid_argument for a tensor- or pipeline-parallel stage trace (workloads/stage_trace.hpp).
 ChakraGraph trace_to_chakra(const Trace& trace);
 
 struct ChakraImportReport {

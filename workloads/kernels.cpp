@@ -19,6 +19,8 @@ struct Dims {
   double T, b, s, h, a, kv, f, V, e;
   bool swiglu, fused_attention, biases;
   std::uint64_t norm_params;
+  double t;           // tensor-parallel GPUs: the split regions' widths are / t
+  double T_whole;     // tokens of the tensors outside them: T, or T / t with sequence parallelism
 };
 
 Kernel with_params(Kernel k, double matrix, double bias, bool biases) {
@@ -50,11 +52,11 @@ Kernel attention(const Dims& d) {
   Kernel k;
   k.name = "attention";
   k.kind = KernelKind::Attention;
-  k.flops = 4 * d.b * d.s * d.s * d.h;
-  const double qkvo = d.T * (2 * d.h + 2 * d.kv);
-  const double scores = d.fused_attention ? 0 : 4 * d.a * d.b * d.s * d.s;
+  k.flops = 4 * d.b * d.s * d.s * (d.h / d.t);
+  const double qkvo = d.T * (2 * d.h + 2 * d.kv) / d.t;
+  const double scores = d.fused_attention ? 0 : 4 * d.a * d.b * d.s * d.s / d.t;
   k.bytes = d.e * (qkvo + scores);
-  k.output_elements = d.T * d.h;
+  k.output_elements = d.T * d.h / d.t;
   return k;
 }
 
@@ -67,21 +69,24 @@ void backward_gemm(std::vector<Kernel>& out, const Kernel& fwd, double e) {
   out.push_back(gemm(fwd.name + " wgrad", k, n, m, e));
 }
 
+// Column-parallel GEMMs (QKV, FFN up) have n / t output features, row-parallel ones
+// (attention-out, FFN down) k / t input features and a whole bias; the norms, dropouts and residual
+// adds run on T_whole tokens.
 std::vector<Kernel> block_forward(const Dims& d) {
   const double up = d.swiglu ? 2 * d.f : d.f;
   const double qkv = d.h + 2 * d.kv;
-  Kernel attention_norm = elementwise("attention-norm", d.e * 2 * d.T * d.h, d.T * d.h);
-  Kernel ffn_norm = elementwise("ffn-norm", d.e * 5 * d.T * d.h, d.T * d.h);
+  Kernel attention_norm = elementwise("attention-norm", d.e * 2 * d.T_whole * d.h, d.T_whole * d.h);
+  Kernel ffn_norm = elementwise("ffn-norm", d.e * 5 * d.T_whole * d.h, d.T_whole * d.h);
   attention_norm.params = ffn_norm.params = d.norm_params;
   return {attention_norm,
-          with_params(gemm("qkv", d.T, qkv, d.h, d.e), d.h * qkv, qkv, d.biases),
+          with_params(gemm("qkv", d.T, qkv / d.t, d.h, d.e), d.h * (qkv / d.t), qkv / d.t, d.biases),
           attention(d),
-          with_params(gemm("attention-out", d.T, d.h, d.h, d.e), d.h * d.h, d.h, d.biases),
+          with_params(gemm("attention-out", d.T, d.h, d.h / d.t, d.e), (d.h / d.t) * d.h, d.h, d.biases),
           ffn_norm,
-          with_params(gemm("ffn-up", d.T, up, d.h, d.e), d.h * up, up, d.biases),
-          elementwise("activation", d.e * (d.swiglu ? 3 : 2) * d.T * d.f, d.T * d.f),
-          with_params(gemm("ffn-down", d.T, d.h, d.f, d.e), d.f * d.h, d.h, d.biases),
-          elementwise("residual", d.e * 3 * d.T * d.h, d.T * d.h)};
+          with_params(gemm("ffn-up", d.T, up / d.t, d.h, d.e), d.h * (up / d.t), up / d.t, d.biases),
+          elementwise("activation", d.e * (d.swiglu ? 3 : 2) * d.T * (d.f / d.t), d.T * (d.f / d.t)),
+          with_params(gemm("ffn-down", d.T, d.h, d.f / d.t, d.e), (d.f / d.t) * d.h, d.h, d.biases),
+          elementwise("residual", d.e * 3 * d.T_whole * d.h, d.T_whole * d.h)};
 }
 
 std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& d) {
@@ -92,7 +97,7 @@ std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& 
       case KernelKind::Attention: {
         Kernel k = *it;
         k.name += " backward";
-        k.flops = 2 * it->flops + (d.fused_attention ? 2 * d.b * d.s * d.s * d.h : 0);
+        k.flops = 2 * it->flops + (d.fused_attention ? 2 * d.b * d.s * d.s * (d.h / d.t) : 0);
         k.bytes = 2 * it->bytes;
         out.push_back(k);
         break;
@@ -111,7 +116,8 @@ std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& 
 
 }  // namespace
 
-std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t, LayerKind layer, OpKind op) {
+std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t, LayerKind layer, OpKind op,
+                                  const TensorSharding& tp) {
   Dims d{};
   d.b = t.micro_batch;
   d.s = t.seq_len;
@@ -120,26 +126,28 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.a = m.heads;
   d.kv = static_cast<double>(m.kv_width());
   d.f = m.ffn_hidden;
-  d.V = m.vocab;
+  d.V = static_cast<double>(tp.vocab_rows(static_cast<std::uint64_t>(m.vocab)));
   d.e = static_cast<double>(bytes_per_element(t.dtype));
   d.swiglu = m.ffn_kind == FfnKind::SwiGlu;
   d.fused_attention = t.memory_efficient_attention;
   d.biases = m.biases;
   d.norm_params = norm_params(m);
+  d.t = tp.tensor;
+  d.T_whole = tp.sequence_parallel ? d.T / d.t : d.T;
 
   std::vector<Kernel> forward;
   switch (layer) {
     case LayerKind::Embedding:
       // Backward is a scatter-add of the same size as the gather, not twice it.
       forward = {elementwise(op == OpKind::Backward ? "embedding-grad" : "embedding", d.e * 3 * d.T * d.h, d.T * d.h)};
-      forward.front().params = embedding_params(m);
+      forward.front().params = sharded_layer_info(m, t, tp, LayerKind::Embedding).params;
       return forward;
     case LayerKind::Transformer: forward = block_forward(d); break;
     case LayerKind::Head:
-      forward = {elementwise("final-norm", d.e * 2 * d.T * d.h, d.T * d.h), gemm("lm-head", d.T, d.V, d.h, d.e),
+      forward = {elementwise("final-norm", d.e * 2 * d.T_whole * d.h, d.T_whole * d.h), gemm("lm-head", d.T, d.V, d.h, d.e),
                  elementwise("cross-entropy", 8 * d.T * d.V, d.T * d.V)};
       forward[0].params = d.norm_params;
-      forward[1].params = lm_head_matrix_params(m);  // tied or not, the head multiplies by it
+      forward[1].params = static_cast<std::uint64_t>(d.V) * static_cast<std::uint64_t>(m.hidden);  // tied or not, the head multiplies by it
       break;
   }
   return op == OpKind::Backward ? backward_of(forward, d) : forward;

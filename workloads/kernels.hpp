@@ -71,11 +71,36 @@ struct Kernel {
   bool operator==(const Kernel&) const = default;
 };
 
-enum class OpKind { Forward, Recompute, Backward };
+// Compute ops (Forward, Recompute, Backward) launch kernels.  The others are communication of one
+// GPU of a tensor- and pipeline-parallel layout (workloads/stage_trace.hpp) and launch none here:
+// - TensorAllReduce, TensorReduceScatter, TensorAllGather: a collective over the GPU's
+//   tensor-parallel group, of the whole buffer (an all-gather's output, a reduce-scatter's input).
+// - SendActivation / RecvActivation: a forward activation to the next pipeline stage / from the
+//   previous one; SendGradient / RecvGradient: its gradient to the previous stage / from the next.
+enum class OpKind {
+  Forward,
+  Recompute,
+  Backward,
+  TensorAllReduce,
+  TensorReduceScatter,
+  TensorAllGather,
+  SendActivation,
+  RecvActivation,
+  SendGradient,
+  RecvGradient
+};
 std::string to_string(OpKind);
+inline bool is_compute(OpKind k) { return k == OpKind::Forward || k == OpKind::Recompute || k == OpKind::Backward; }
+inline bool is_tensor_collective(OpKind k) {
+  return k == OpKind::TensorAllReduce || k == OpKind::TensorReduceScatter || k == OpKind::TensorAllGather;
+}
+inline bool is_pipeline_transfer(OpKind k) { return !is_compute(k) && !is_tensor_collective(k); }
 
-// The kernels of one op of a layer of that kind (Recompute launches Forward's kernels).
+// The kernels of one op of a layer of that kind (Recompute launches Forward's kernels), on one GPU
+// of a tensor-parallel group (tensor_sharding.hpp; the default is the whole layer): GEMMs and
+// attention split as the accounting splits them, norms and residual kernels on T tokens, or T / t
+// with sequence parallelism.  Communication ops have no kernels here.
 std::vector<Kernel> layer_kernels(const ModelConfig& model, const TrainingConfig& training, LayerKind layer,
-                                  OpKind op);
+                                  OpKind op, const TensorSharding& sharding = {});
 
 }  // namespace luwu::workloads

@@ -54,59 +54,74 @@ u64 head_params(const ModelConfig& m) {
   return norm_params(m) + (m.tied_embeddings ? 0 : lm_head_matrix_params(m));
 }
 
-std::vector<LayerInfo> layer_infos(const ModelConfig& m, const TrainingConfig& t) {
-  const u64 b = t.micro_batch, s = t.seq_len, h = m.hidden, a = m.heads, kv = m.kv_width(), f = m.ffn_hidden,
-            V = m.vocab;
+LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp, LayerKind kind,
+                             bool head_owns_tied_matrix) {
+  const u64 b = t.micro_batch, s = t.seq_len, h = m.hidden, a = m.heads, kv = m.kv_width(), f = m.ffn_hidden;
+  const u64 V = tp.vocab_rows(static_cast<u64>(m.vocab));  // this GPU's vocabulary rows
   const u64 e = bytes_per_element(t.dtype);
   const u64 tokens = b * s;
   const u64 sbh = tokens * h;
   const u64 scores = t.memory_efficient_attention ? 0 : a * s * s * b;  // score elements kept, all heads
+  const u64 positions = m.position_embedding == PositionEmbedding::Learned ? static_cast<u64>(m.max_seq) * h : 0;
 
+  LayerInfo layer;
+  layer.kind = kind;
+  layer.name = kind == LayerKind::Transformer ? "block" : to_string(kind);
+  switch (kind) {
+    case LayerKind::Embedding:
+      layer.params = layer.params_used = V * h + positions;
+      layer.activation_bytes = layer.checkpoint_bytes = tp.sequence_split(sbh);  // 1-byte dropout mask
+      return layer;
+    case LayerKind::Transformer: {
+      // Column-parallel biases (QKV, FFN up) split, row-parallel ones (attention-out, FFN down) whole.
+      const u64 up = m.ffn_kind == FfnKind::Gelu ? f : 2 * f;
+      const u64 biases = m.biases ? tp.split(h + 2 * kv) + tp.split(up) + 2 * h : 0;
+      layer.params = layer.params_used =
+          tp.split(attention_matrix_params(m)) + tp.split(ffn_matrix_params(m)) + biases + 2 * norm_params(m);
+      const u64 local_h = tp.split(h);
+      layer.forward_flops = 2.0 * static_cast<double>(tokens) *
+                                static_cast<double>(tp.split(attention_matrix_params(m)) + tp.split(ffn_matrix_params(m))) +
+                            4.0 * static_cast<double>(b) * static_cast<double>(s) * static_cast<double>(s) *
+                                static_cast<double>(local_h);
+      layer.backward_flops = 2 * layer.forward_flops;
+      if (t.memory_efficient_attention)
+        layer.backward_flops += 2.0 * static_cast<double>(b) * static_cast<double>(s) * static_cast<double>(s) *
+                                static_cast<double>(local_h);
+      // e-byte tensors: QKV input, Q, K, V, out-projection input, both norm inputs, FFN input,
+      // the FFN's f-wide tensors (GELU: its input and output; SwiGLU: gate, up and their product),
+      // softmax output and its dropout output.  1-byte masks: attention dropout, two residual dropouts.
+      // Inside the split regions / t; the rest whole, or sequence-split.
+      const u64 ffn_wide_tensors = m.ffn_kind == FfnKind::Gelu ? 2 : 3;
+      const u64 split_elements =
+          tp.split(sbh /*Q*/ + 2 * tokens * kv /*K, V*/ + sbh /*out-proj in*/ + ffn_wide_tensors * tokens * f + 2 * scores);
+      const u64 whole_elements = tp.sequence_split(sbh /*QKV in*/ + 2 * sbh /*norm inputs*/ + sbh /*FFN in*/);
+      const u64 mask_bytes = tp.split(scores) + tp.sequence_split(2 * sbh);
+      layer.activation_bytes = e * (whole_elements + split_elements) + mask_bytes;
+      layer.checkpoint_bytes = e * tp.sequence_split(sbh);
+      return layer;
+    }
+    case LayerKind::Head:
+      layer.params = norm_params(m) + (!m.tied_embeddings || head_owns_tied_matrix ? V * h : 0);
+      layer.params_used = norm_params(m) + V * h;
+      layer.forward_flops = 2.0 * static_cast<double>(tokens) * static_cast<double>(h) * static_cast<double>(V);
+      layer.backward_flops = 2 * layer.forward_flops;
+      // Final-norm input, LM-head input, and the logits in fp32 for the cross entropy.
+      layer.activation_bytes = layer.checkpoint_bytes = e * tp.sequence_split(2 * sbh) + 4 * tokens * V;
+      return layer;
+  }
+  return layer;
+}
+
+std::vector<LayerInfo> layer_infos(const ModelConfig& m, const TrainingConfig& t) {
   std::vector<LayerInfo> layers;
-  layers.reserve(m.layers + 2);
-
-  LayerInfo embedding;
-  embedding.name = "embedding";
-  embedding.kind = LayerKind::Embedding;
-  embedding.params = embedding.params_used = embedding_params(m);
-  embedding.activation_bytes = embedding.checkpoint_bytes = sbh;  // 1-byte dropout mask
-  layers.push_back(embedding);
-
-  LayerInfo block;
-  block.kind = LayerKind::Transformer;
-  block.params = block.params_used = transformer_block_params(m);
-  block.forward_flops = 2.0 * static_cast<double>(tokens) *
-                            static_cast<double>(attention_matrix_params(m) + ffn_matrix_params(m)) +
-                        4.0 * static_cast<double>(b) * static_cast<double>(s) * static_cast<double>(s) *
-                            static_cast<double>(h);
-  block.backward_flops = 2 * block.forward_flops;
-  if (t.memory_efficient_attention)
-    block.backward_flops += 2.0 * static_cast<double>(b) * static_cast<double>(s) * static_cast<double>(s) *
-                            static_cast<double>(h);
-  // e-byte tensors: QKV input, Q, K, V, out-projection input, both norm inputs, FFN input,
-  // the FFN's f-wide tensors (GELU: its input and output; SwiGLU: gate, up and their product),
-  // softmax output and its dropout output.  1-byte masks: attention dropout, two residual dropouts.
-  const u64 ffn_wide_tensors = m.ffn_kind == FfnKind::Gelu ? 2 : 3;
-  const u64 elements = sbh /*QKV in*/ + sbh /*Q*/ + 2 * tokens * kv /*K, V*/ + sbh /*out-proj in*/ +
-                       2 * sbh /*norm inputs*/ + sbh /*FFN in*/ + ffn_wide_tensors * tokens * f + 2 * scores;
-  const u64 mask_bytes = scores + 2 * sbh;
-  block.activation_bytes = e * elements + mask_bytes;
-  block.checkpoint_bytes = e * sbh;
+  layers.reserve(static_cast<std::size_t>(m.layers) + 2);
+  layers.push_back(sharded_layer_info(m, t, {}, LayerKind::Embedding));
+  LayerInfo block = sharded_layer_info(m, t, {}, LayerKind::Transformer);
   for (int i = 0; i < m.layers; ++i) {
     block.name = "block_" + std::to_string(i);
     layers.push_back(block);
   }
-
-  LayerInfo head;
-  head.name = "head";
-  head.kind = LayerKind::Head;
-  head.params = head_params(m);
-  head.params_used = norm_params(m) + lm_head_matrix_params(m);
-  head.forward_flops = 2.0 * static_cast<double>(tokens) * static_cast<double>(h) * static_cast<double>(V);
-  head.backward_flops = 2 * head.forward_flops;
-  // Final-norm input, LM-head input, and the logits in fp32 for the cross entropy.
-  head.activation_bytes = head.checkpoint_bytes = e * 2 * sbh + 4 * tokens * V;
-  layers.push_back(head);
+  layers.push_back(sharded_layer_info(m, t, {}, LayerKind::Head));
   return layers;
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "workloads/model_config.hpp"
+#include "workloads/tensor_sharding.hpp"
 #include "workloads/training_config.hpp"
 
 namespace luwu::workloads {
@@ -54,5 +55,25 @@ std::uint64_t norm_params(const ModelConfig& model);            // gain (+ bias 
 
 // L + 2 layers in execution order; the training config gives b, s and the element type.
 std::vector<LayerInfo> layer_infos(const ModelConfig& model, const TrainingConfig& training);
+
+// One GPU's share of a layer under tensor parallelism (workloads/tensor_sharding.hpp says what is
+// split and what replicated), named as layer_infos names it ("block" for a block: the caller adds
+// its index).  Per GPU, with t = sharding.tensor and T = b s tokens:
+// - params: split matrices and column-parallel biases / t, replicated norms, row-parallel biases
+//   and position table whole; embedding and head ceil(V / t) x h.  `head_owns_tied_matrix`: the
+//   head holds its own copy of a tied embedding matrix, as Megatron-LM's last pipeline stage does
+//   when the embedding is on another stage (its gradient is then all-reduced with the first
+//   stage's, a reduction the training system issues); otherwise a tied head owns only its norm.
+// - FLOPs: the block's / t (every GEMM and attention head is split), the head's 2 T h ceil(V / t).
+// - activations (Korthikanti et al. 2022, section 4.2): the tensors inside the split regions
+//   (Q, K, V, scores, softmax and its dropout, attention-out input, the FFN's f-wide tensors) / t;
+//   the norm inputs, QKV and FFN inputs and the two residual dropout masks whole, or / t with
+//   sequence parallelism: s b h (10 + 24 / t + 5 a s / (h t)) bytes per GPT block at 16 bits,
+//   s b h (34 + 5 a s / h) / t with sequence parallelism.  The checkpoint (a block's input) and
+//   the embedding's dropout mask are whole, / t with sequence parallelism; the head's two inputs
+//   likewise, its fp32 logits 4 T ceil(V / t).
+// With TensorSharding{} every number equals layer_infos' entry.
+LayerInfo sharded_layer_info(const ModelConfig& model, const TrainingConfig& training, const TensorSharding& sharding,
+                             LayerKind kind, bool head_owns_tied_matrix = false);
 
 }  // namespace luwu::workloads

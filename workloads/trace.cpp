@@ -10,6 +10,13 @@ std::string to_string(OpKind k) {
     case OpKind::Forward: return "forward";
     case OpKind::Recompute: return "recompute";
     case OpKind::Backward: return "backward";
+    case OpKind::TensorAllReduce: return "tensor-all-reduce";
+    case OpKind::TensorReduceScatter: return "tensor-reduce-scatter";
+    case OpKind::TensorAllGather: return "tensor-all-gather";
+    case OpKind::SendActivation: return "send-activation";
+    case OpKind::RecvActivation: return "recv-activation";
+    case OpKind::SendGradient: return "send-gradient";
+    case OpKind::RecvGradient: return "recv-gradient";
   }
   return "?";
 }
@@ -24,6 +31,13 @@ std::uint64_t Trace::kernel_count() const {
   std::uint64_t n = 0;
   for (const auto& op : ops) n += kernels_of(op).size();
   return n;
+}
+
+std::uint64_t Trace::comm_bytes_of(OpKind kind) const {
+  std::uint64_t sum = 0;
+  for (const auto& op : ops)
+    if (op.kind == kind) sum += op.comm_bytes;
+  return sum;
 }
 
 double Trace::flops_per_iteration() const {
@@ -88,15 +102,23 @@ namespace {
 // The kernel list of each (layer kind, op kind) pair, built once and shared by every op of it.
 class KernelLists {
  public:
-  KernelLists(const ModelConfig& model, const TrainingConfig& training, std::vector<std::vector<Kernel>>& lists)
-      : model_(model), training_(training), lists_(lists) {}
+  KernelLists(const ModelConfig& model, const TrainingConfig& training, const TensorSharding& sharding,
+              std::vector<std::vector<Kernel>>& lists)
+      : model_(model), training_(training), sharding_(sharding), lists_(lists) {}
 
   int index(LayerKind layer, OpKind op) {
+    if (!is_compute(op)) {  // communication launches no kernels here
+      if (empty_ < 0) {
+        empty_ = static_cast<int>(lists_.size());
+        lists_.emplace_back();
+      }
+      return empty_;
+    }
     if (op == OpKind::Recompute) op = OpKind::Forward;  // the same kernels again
     int& slot = index_[static_cast<int>(layer)][op == OpKind::Backward ? 1 : 0];
     if (slot < 0) {
       slot = static_cast<int>(lists_.size());
-      lists_.push_back(layer_kernels(model_, training_, layer, op));
+      lists_.push_back(layer_kernels(model_, training_, layer, op, sharding_));
     }
     return slot;
   }
@@ -104,15 +126,17 @@ class KernelLists {
  private:
   const ModelConfig& model_;
   const TrainingConfig& training_;
+  TensorSharding sharding_;
   std::vector<std::vector<Kernel>>& lists_;
   int index_[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+  int empty_ = -1;
 };
 
 }  // namespace
 
 void assign_kernels(Trace& trace) {
   trace.kernel_lists.clear();
-  KernelLists lists(trace.model, trace.training, trace.kernel_lists);
+  KernelLists lists(trace.model, trace.training, trace.layout.sharding(), trace.kernel_lists);
   for (auto& op : trace.ops) op.kernels = lists.index(trace.layers.at(static_cast<std::size_t>(op.layer)).kind, op.kind);
 }
 

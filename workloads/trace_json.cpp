@@ -55,6 +55,12 @@ LayerInfo layer_from_json(const JsonNode& node) {
 }
 
 Json op_to_json(const TraceOp& op) {
+  if (!is_compute(op.kind))
+    return Json{{"kind", to_string(op.kind)},
+                {"layer", op.layer},
+                {"micro_step", op.micro_step},
+                {"bytes", op.comm_bytes},
+                {"kernels", op.kernels}};
   return Json{{"kind", to_string(op.kind)},
               {"layer", op.layer},
               {"micro_step", op.micro_step},
@@ -125,7 +131,47 @@ void check_kernel_params(const JsonNode& node, const TraceOp& op, const std::vec
               " bytes), its \"param_bytes\" says " + std::to_string(op.param_bytes));
 }
 
+const Choices<OpKind>& compute_op_kinds() {
+  static const Choices<OpKind> kinds = choices_by_name({OpKind::Forward, OpKind::Recompute, OpKind::Backward});
+  return kinds;
+}
+
+const Choices<OpKind>& all_op_kinds() {
+  static const Choices<OpKind> kinds = choices_by_name(
+      {OpKind::Forward, OpKind::Recompute, OpKind::Backward, OpKind::TensorAllReduce, OpKind::TensorReduceScatter,
+       OpKind::TensorAllGather, OpKind::SendActivation, OpKind::RecvActivation, OpKind::SendGradient,
+       OpKind::RecvGradient});
+  return kinds;
+}
+
+// Why a communication op cannot be in this trace's layout and stage, or "".
+std::string misplaced_communication(OpKind kind, const Trace& trace) {
+  const bool first = trace.stage == 0, last = trace.stage == trace.layout.pipeline - 1;
+  if (is_tensor_collective(kind))
+    return trace.layout.tensor > 1 ? "" : "a tensor-parallel collective needs a layout with tensor > 1";
+  if ((kind == OpKind::SendActivation || kind == OpKind::RecvGradient) && last)
+    return "the last pipeline stage has no next stage to exchange with";
+  if ((kind == OpKind::RecvActivation || kind == OpKind::SendGradient) && first)
+    return "the first pipeline stage has no previous stage to exchange with";
+  return "";
+}
+
+TraceOp communication_from_json(const JsonNode& node, const Trace& trace, OpKind kind) {
+  node.only_keys({"kind", "layer", "micro_step", "bytes", "kernels"});
+  if (const std::string why = misplaced_communication(kind, trace); !why.empty()) node.at("kind").fail(why);
+  TraceOp op;
+  op.kind = kind;
+  op.layer = static_cast<int>(node.at("layer").as_int(0, static_cast<std::int64_t>(trace.layers.size()) - 1));
+  op.micro_step = static_cast<int>(node.at("micro_step").as_int(0, trace.training.grad_accum - 1));
+  op.comm_bytes = static_cast<std::uint64_t>(node.at("bytes").as_int(1, kMaxCount));
+  op.kernels = static_cast<int>(node.at("kernels").as_int(0, static_cast<std::int64_t>(trace.kernel_lists.size()) - 1));
+  if (!trace.kernels_of(op).empty()) node.at("kernels").fail("a communication op launches no kernels: expected an empty list");
+  return op;
+}
+
 TraceOp op_from_json(const JsonNode& node, const Trace& trace, std::int64_t version) {
+  const OpKind kind = node.at("kind").as_choice(version >= 3 ? all_op_kinds() : compute_op_kinds(), "op kind");
+  if (!is_compute(kind)) return communication_from_json(node, trace, kind);
   if (version == 1)
     node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
                     "act_freed_bytes", "gemm"});
@@ -133,7 +179,7 @@ TraceOp op_from_json(const JsonNode& node, const Trace& trace, std::int64_t vers
     node.only_keys({"kind", "layer", "micro_step", "flops", "param_bytes", "grad_bytes", "act_saved_bytes",
                     "act_freed_bytes", "kernels"});
   TraceOp op;
-  op.kind = node.at("kind").as_choice(choices_by_name({OpKind::Forward, OpKind::Recompute, OpKind::Backward}), "op kind");
+  op.kind = kind;
   op.layer = static_cast<int>(node.at("layer").as_int(0, static_cast<std::int64_t>(trace.layers.size()) - 1));
   op.micro_step = static_cast<int>(node.at("micro_step").as_int(0, trace.training.grad_accum - 1));
   op.flops = node.at("flops").as_non_negative();
@@ -170,6 +216,8 @@ Json trace_to_json(const Trace& trace) {
               {"version", Trace::kVersion},
               {"model", model_to_json(trace.model)},
               {"training", training_to_json(trace.training)},
+              {"layout", layout_to_json(trace.layout)},
+              {"stage", trace.stage},
               {"layers", std::move(layers)},
               {"kernel_lists", std::move(kernel_lists)},
               {"ops", std::move(ops)}};
@@ -178,25 +226,37 @@ Json trace_to_json(const Trace& trace) {
 Trace trace_from_json(const JsonNode& node) {
   node.at("format").as_choice_index({kFormat}, "format");
   const std::int64_t version = node.at("version").as_int(0, kMaxInt);
-  if (version != 1 && version != Trace::kVersion)
-    node.at("version").fail("unsupported trace version " + std::to_string(version) + " (this luwusim reads versions 1 and " +
+  if (version < 1 || version > Trace::kVersion)
+    node.at("version").fail("unsupported trace version " + std::to_string(version) + " (this luwusim reads versions 1 to " +
                             std::to_string(Trace::kVersion) + ")");
   if (version == 1)
     node.only_keys({"format", "version", "model", "training", "layers", "ops"});
-  else
+  else if (version == 2)
     node.only_keys({"format", "version", "model", "training", "layers", "kernel_lists", "ops"});
+  else
+    node.only_keys({"format", "version", "model", "training", "layout", "stage", "layers", "kernel_lists", "ops"});
   Trace trace;
   trace.model = model_from_json(node.at("model"));
   trace.training = training_from_json(node.at("training"), trace.model);
+  if (node.has("layout")) trace.layout = layout_from_json(node.at("layout"), trace.model, trace.training);
+  if (node.has("stage")) trace.stage = static_cast<int>(node.at("stage").as_int(0, trace.layout.pipeline - 1));
 
+  // The stage's layers: the embedding first on the first stage, the head last on the last.
   const JsonNode layers = node.at("layers");
-  const std::size_t expected_layers = static_cast<std::size_t>(trace.model.layers) + 2;
+  const int stages = trace.layout.pipeline;
+  const bool first = trace.stage == 0, last = trace.stage == stages - 1;
+  const int blocks = stage_blocks(trace.model.layers, stages, trace.stage).count;
+  const std::size_t expected_layers = static_cast<std::size_t>(blocks) + (first ? 1 : 0) + (last ? 1 : 0);
   if (layers.size() != expected_layers)
-    layers.fail("expected " + std::to_string(expected_layers) + " layers (embedding, " +
-                std::to_string(trace.model.layers) + " blocks, head), found " + std::to_string(layers.size()));
+    layers.fail("expected " + std::to_string(expected_layers) + " layers (" + (first ? "embedding, " : "") +
+                std::to_string(blocks) + " blocks" + (last ? ", head" : "") +
+                (stages > 1 ? " of stage " + std::to_string(trace.stage) + " of " + std::to_string(stages) : "") +
+                "), found " + std::to_string(layers.size()));
   for (std::size_t i = 0; i < layers.size(); ++i) {
     LayerInfo l = layer_from_json(layers.at(i));
-    LayerKind expected = i == 0 ? LayerKind::Embedding : i + 1 == layers.size() ? LayerKind::Head : LayerKind::Transformer;
+    LayerKind expected = first && i == 0                  ? LayerKind::Embedding
+                         : last && i + 1 == layers.size() ? LayerKind::Head
+                                                          : LayerKind::Transformer;
     if (l.kind != expected) layers.at(i).at("kind").fail("expected \"" + to_string(expected) + "\" at this position");
     trace.layers.push_back(std::move(l));
   }

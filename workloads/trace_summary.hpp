@@ -1,6 +1,7 @@
 #pragma once
 // The headline numbers of a trace, as one flat JSON object (what `luwusim trace show --json`
-// prints): counts are integers, FLOPs and bytes are in base units (FLOP, bytes).
+// prints): counts are integers, FLOPs and bytes are in base units (FLOP, bytes).  params, FLOPs
+// and activations are the trace's GPU's (one stage's share under a parallel layout).
 #include "workloads/trace.hpp"
 
 namespace luwu::workloads {
@@ -30,7 +31,18 @@ inline luwu::Json trace_summary_json(const Trace& t) {
                     {"param_bytes", t.param_bytes()},
                     {"grad_bytes_per_iteration", grad_bytes},
                     {"peak_activation_bytes", t.peak_activation_bytes()},
-                    {"ops", t.ops.size()}};
+                    {"ops", t.ops.size()},
+                    {"tensor_parallel", t.layout.tensor},
+                    {"pipeline_parallel", t.layout.pipeline},
+                    {"data_parallel", t.layout.data},
+                    {"sequence_parallel", t.layout.sequence_parallel},
+                    {"pipeline_schedule", to_string(t.layout.pipeline_schedule)},
+                    {"stage", t.stage},
+                    {"tensor_collective_bytes_per_iteration",
+                     t.comm_bytes_of(OpKind::TensorAllReduce) + t.comm_bytes_of(OpKind::TensorReduceScatter) +
+                         t.comm_bytes_of(OpKind::TensorAllGather)},
+                    {"pipeline_send_bytes_per_iteration",
+                     t.comm_bytes_of(OpKind::SendActivation) + t.comm_bytes_of(OpKind::SendGradient)}};
 }
 
 }  // namespace luwu::workloads

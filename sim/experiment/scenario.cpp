@@ -353,6 +353,12 @@ Scenario scenario_from_json(const JsonNode& root) {
 
 void use_trace(Scenario& scenario, const std::string& file) {
   auto trace = std::make_shared<const workloads::Trace>(workloads::load_trace(file));
+  // The training systems run whole-model traces only: a stage's layers, tensor collectives and
+  // pipeline transfers (workloads/stage_trace.hpp) are not scheduled by any of them yet.
+  if (!trace->layout.whole_model_per_gpu())
+    throw std::invalid_argument(file + ": a tensor- or pipeline-parallel stage trace (tensor " +
+                                std::to_string(trace->layout.tensor) + ", pipeline " +
+                                std::to_string(trace->layout.pipeline) + ") is not simulated yet");
   scenario.model = trace->model;
   scenario.training = trace->training;
   scenario.trace = std::move(trace);

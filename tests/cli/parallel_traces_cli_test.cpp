@@ -1,0 +1,79 @@
+// `trace gen` with a tensor x pipeline layout writes one GPU of one stage; `trace show` reads it
+// back; bad layouts are exit 2 with the reason; `run` refuses a stage trace (not simulated yet).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_command.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("trace gen --tensor-parallel --pipeline-parallel --stage writes one GPU of that stage") {
+  // Custom-175B (96 blocks) over 16 stages: stage 3 holds blocks 18..23.  Per micro-batch and block
+  // 2 all-reduces forward and 2 backward of b s h x 2 bytes (fp16); per micro-batch one activation
+  // sent forward and one gradient backward, b s h x 2 bytes each.
+  const auto gen = run_luwusim("trace gen --model custom-175b --micro-batch 1 --seq 256 --grad-accum 4 --tensor-parallel 8 "
+                               "--pipeline-parallel 16 --data-parallel 32 --stage 3 -o pt-stage.json");
+  REQUIRE(gen.exit_code == 0);
+  CHECK(contains(gen.err, "one GPU of stage 3"));
+  const auto show = run_luwusim("trace show pt-stage.json --json");
+  REQUIRE(show.exit_code == 0);
+  const json summary = json::parse(show.out);
+  const std::uint64_t bsh2 = 1ull * 256 * 12288 * 2;
+  CHECK(summary["version"] == 3);
+  CHECK(summary["tensor_parallel"] == 8);
+  CHECK(summary["pipeline_parallel"] == 16);
+  CHECK(summary["data_parallel"] == 32);
+  CHECK(summary["stage"] == 3);
+  CHECK(summary["pipeline_schedule"] == "1f1b");
+  CHECK(summary["ops"] == 4 * (6 * (1 + 2 + 1 + 2) + 4));
+  CHECK(summary["tensor_collective_bytes_per_iteration"] == 4 * 6 * 4 * bsh2);
+  CHECK(summary["pipeline_send_bytes_per_iteration"] == 2 * 4 * bsh2);
+  const auto text = run_luwusim("trace show pt-stage.json");
+  REQUIRE(text.exit_code == 0);
+  CHECK(contains(text.out, "tensor 8 x pipeline 16 x data 32, 1f1b; stage 3 of 16: blocks 18..23"));
+
+  // Sequence parallelism: the sends are / 8.
+  REQUIRE(run_luwusim("trace gen --model custom-175b --micro-batch 1 --seq 256 --grad-accum 4 --tensor-parallel 8 "
+                      "--pipeline-parallel 16 --stage 3 --sequence-parallel --pipeline-schedule gpipe -o pt-sp.json")
+              .exit_code == 0);
+  const json sp = json::parse(run_luwusim("trace show pt-sp.json --json").out);
+  CHECK(sp["sequence_parallel"] == true);
+  CHECK(sp["pipeline_schedule"] == "gpipe");
+  CHECK(sp["pipeline_send_bytes_per_iteration"] == 2 * 4 * bsh2 / 8);
+
+  // The simulator does not run stage traces yet, and says so.
+  std::ofstream("pt-scenario.json") << R"({"name": "pt", "cluster": {"topology": "luwu-star", "workers": 2,
+    "network": "100Gb/s"}, "systems": ["ddp"], "trace": "pt-stage.json"})";
+  const auto run = run_luwusim("run pt-scenario.json");
+  CHECK(run.exit_code == 2);
+  CHECK(contains(run.err, "not simulated yet"));
+  for (const char* f : {"pt-stage.json", "pt-sp.json", "pt-scenario.json"}) std::remove(f);
+}
+
+TEST_CASE("trace gen with a bad layout is exit 2 with the reason and writes nothing") {
+  const std::string base = "trace gen --model custom-175b --micro-batch 1 --seq 256 -o pt-bad.json ";
+  const auto heads = run_luwusim(base + "--tensor-parallel 5");
+  CHECK(heads.exit_code == 2);
+  CHECK(contains(heads.err, "tensor parallelism 5 must divide the heads (96)"));
+  const auto stage = run_luwusim(base + "--pipeline-parallel 4 --stage 4");
+  CHECK(stage.exit_code == 2);
+  CHECK(contains(stage.err, "stage 4 is not one of the pipeline's stages 0..3"));
+  const auto schedule = run_luwusim(base + "--pipeline-parallel 4 --pipeline-schedule gpip");
+  CHECK(schedule.exit_code == 2);
+  CHECK(contains(schedule.err, "unknown pipeline schedule \"gpip\" (did you mean \"gpipe\"?)"));
+  const auto sp = run_luwusim(base + "--sequence-parallel");
+  CHECK(sp.exit_code == 2);
+  CHECK(contains(sp.err, "needs tensor parallelism above 1"));
+  std::ifstream written("pt-bad.json");
+  CHECK_FALSE(written.good());
+}

@@ -1,0 +1,87 @@
+#pragma once
+// How a training job spreads one model over GPUs: tensor x pipeline x data parallelism, as
+// Megatron-LM lays it out (Narayanan et al. 2021, "Efficient large-scale language model training
+// on GPU clusters using Megatron-LM", arXiv 2104.04473).  A scenario names it; a stage trace
+// (workloads/stage_trace.hpp) is one GPU's iteration under it.
+//   tensor             GPUs that split every layer (Megatron tensor parallelism, Shoeybi et al.
+//                      2019, arXiv 1909.08053): heads, hidden and FFN widths divisible by it
+//   pipeline           stages the blocks are split over (below)
+//   data               replicas of the whole tensor x pipeline grid; the trace of one GPU does not
+//                      depend on it (its gradients are reduced over the replicas by the training
+//                      system), it is carried for the scenario
+//   sequence_parallel  Korthikanti et al. 2022 (arXiv 2205.05198): norms and dropouts sharded by
+//                      sequence, each all-reduce a reduce-scatter plus an all-gather; needs
+//                      tensor > 1 and seq_len divisible by tensor, as Megatron-LM requires
+//   pipeline_schedule  "1f1b" (PipeDream-Flush, Narayanan et al. 2021 section 2.2.1, Megatron-LM's
+//                      default) or "gpipe" (Huang et al. 2019: all forwards, then all backwards)
+// Micro-batches per iteration: training.grad_accum (m); each of them is training.micro_batch
+// sequences, so one iteration processes micro_batch x grad_accum x data sequences in all.
+//
+// Blocks over stages: L blocks, p stages; stage s holds floor(L / p) blocks, one more for the
+// first L mod p stages (the last stage, which also runs the LM head, is never the one with more);
+// every stage holds at least one block (p <= L).  The embedding is on the first stage, the final
+// norm, LM head and loss on the last, as Megatron-LM places them (with a tied embedding the last
+// stage keeps a copy of the matrix; workloads/layer_accounting.hpp).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/choice.hpp"
+#include "common/json_input.hpp"
+#include "workloads/model_config.hpp"
+#include "workloads/tensor_sharding.hpp"
+#include "workloads/training_config.hpp"
+
+namespace luwu::workloads {
+
+enum class PipelineSchedule { OneFOneB, GPipe };
+std::string to_string(PipelineSchedule);
+const Choices<PipelineSchedule>& pipeline_schedule_choices();
+
+// The largest degrees luwusim accepts (far beyond any published run: Megatron-LM's 1T run is
+// 8 x 64 x 6, Narayanan et al. 2021 table 1).
+inline constexpr int kMaxTensorParallel = 1 << 12;
+inline constexpr int kMaxPipelineParallel = 1 << 20;  // and at most the model's blocks
+inline constexpr int kMaxDataParallel = 1 << 20;
+
+struct ParallelLayout {
+  int tensor = 1;
+  int pipeline = 1;
+  int data = 1;
+  bool sequence_parallel = false;
+  PipelineSchedule pipeline_schedule = PipelineSchedule::OneFOneB;
+
+  // Tensor 1 and pipeline 1: each GPU trains the whole model, the layout of generate_trace.
+  bool whole_model_per_gpu() const { return tensor == 1 && pipeline == 1; }
+  long long gpus() const { return static_cast<long long>(tensor) * pipeline * data; }
+  TensorSharding sharding() const { return {tensor, sequence_parallel}; }
+
+  bool operator==(const ParallelLayout&) const = default;
+};
+
+// What is wrong with a layout for this model and training, if anything: the field to blame
+// ("tensor", "pipeline", "data", "sequence_parallel") and the message.
+struct LayoutProblem {
+  std::string field;
+  std::string message;
+};
+std::optional<LayoutProblem> layout_problem(const ModelConfig& model, const TrainingConfig& training,
+                                            const ParallelLayout& layout);
+// std::invalid_argument with layout_problem's message.
+void validate_layout(const ModelConfig& model, const TrainingConfig& training, const ParallelLayout& layout);
+
+// The blocks of one stage: [first, first + count), in the model's numbering from 0.
+struct StageBlocks {
+  int first = 0;
+  int count = 0;
+};
+StageBlocks stage_blocks(int blocks, int pipeline, int stage);
+
+// {"tensor": 8, "pipeline": 16, "data": 1, "sequence_parallel": false, "pipeline_schedule": "1f1b"},
+// every field optional (defaults above: 1, 1, 1, false, "1f1b"); unknown keys rejected; degrees
+// are integers in [1, kMax...]; layout_problem's findings fail at the field they blame.
+ParallelLayout layout_from_json(const luwu::JsonNode& node, const ModelConfig& model, const TrainingConfig& training);
+// Every field: layout_from_json reads it back equal.
+luwu::Json layout_to_json(const ParallelLayout& layout);
+
+}  // namespace luwu::workloads

@@ -1,0 +1,37 @@
+#include "workloads/tensor_collectives.hpp"
+
+namespace luwu::workloads {
+
+std::vector<TensorCollective> tensor_collectives(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp,
+                                                 LayerKind layer, OpKind pass) {
+  if (tp.tensor == 1) return {};
+  const std::uint64_t tokens = static_cast<std::uint64_t>(t.micro_batch) * static_cast<std::uint64_t>(t.seq_len);
+  const std::uint64_t B = tokens * static_cast<std::uint64_t>(m.hidden) * bytes_per_element(t.dtype);
+  const TensorCollective all_reduce{OpKind::TensorAllReduce, B}, all_gather{OpKind::TensorAllGather, B},
+      reduce_scatter{OpKind::TensorReduceScatter, B};
+  const bool sp = tp.sequence_parallel, backward = pass == OpKind::Backward;
+  switch (layer) {
+    case LayerKind::Transformer:
+      if (!backward) return sp ? std::vector{all_gather, reduce_scatter, all_gather, reduce_scatter}
+                               : std::vector{all_reduce, all_reduce};
+      return sp ? std::vector{all_gather, all_gather, reduce_scatter, all_gather, all_gather, reduce_scatter}
+                : std::vector{all_reduce, all_reduce};
+    case LayerKind::Embedding:
+      if (pass == OpKind::Recompute) return {};
+      if (!backward) return {sp ? reduce_scatter : all_reduce};
+      if (sp) return {all_gather};
+      return {};
+    case LayerKind::Head: {
+      if (pass == OpKind::Recompute) return {};
+      if (backward) return sp ? std::vector{all_gather, reduce_scatter} : std::vector{all_reduce};
+      const TensorCollective cross_entropy{OpKind::TensorAllReduce, 4 * tokens};
+      std::vector<TensorCollective> out;
+      if (sp) out.push_back(all_gather);
+      out.insert(out.end(), 3, cross_entropy);
+      return out;
+    }
+  }
+  return {};
+}
+
+}  // namespace luwu::workloads
