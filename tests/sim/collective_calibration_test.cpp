@@ -52,10 +52,10 @@ double simulate_on_star(int n, double bytes, double a, double b, CollectiveMode 
   return std::stod(result.output);
 }
 
-// The same star, every rank a server of its own, running one collective of `kind` through
-// DataParallelCollectives with `algorithm`: what a system's rank does.
+// The same star, ranks in servers of `per_server` (contiguous), running one collective of `kind`
+// through DataParallelCollectives with `algorithm`: what a system's rank does.
 double simulate_data_parallel_on_star(int n, double bytes, double a, double b, CollectiveAlgorithm algorithm,
-                                      CollectiveKind kind) {
+                                      CollectiveKind kind, int per_server = 1) {
   auto result = run_isolated([=]() -> std::string {
     auto engine = make_engine();
     auto* zone = sg::create_star_zone("star");
@@ -68,8 +68,8 @@ double simulate_data_parallel_on_star(int n, double bytes, double a, double b, C
     }
     zone->seal();
     auto* meter = new TrafficMeter();
-    std::vector<int> servers(static_cast<std::size_t>(n));
-    std::iota(servers.begin(), servers.end(), 0);
+    std::vector<int> servers;
+    for (int i = 0; i < n; ++i) servers.push_back(i / per_server);
     auto* collectives = new DataParallelCollectives(hosts, servers, algorithm, CollectiveContext{CollectiveMode::Detailed, meter});
     for (int i = 0; i < n; ++i)
       sg::Actor::create("rank" + std::to_string(i), hosts[i], [=] {
@@ -213,4 +213,16 @@ TEST_CASE("data-parallel collectives: pat and auto run PAT or the ring as chosen
         doctest::Approx(pat_all_gather_closed_form_s(n, 1e6, a, b)).epsilon(0.01));
   CHECK(simulate_data_parallel_on_star(n, 4e9, a, b, CollectiveAlgorithm::Auto, CollectiveKind::ReduceScatter) ==
         doctest::Approx(ring_all_gather_closed_form_s(n, 4e9, a, b)).epsilon(0.01));
+}
+
+TEST_CASE("data-parallel collectives: pat with several GPUs per server runs rings inside and PAT across") {
+  // 16 ranks in 4 servers of 4 on one star (inside and across alike): all-gather = PAT over the 4
+  // servers of S/4 (the 4 cross groups at once, each rank on its own link), then a ring of 4 of S;
+  // reduce-scatter the reverse.  2 a + 3/4 S/(4 b) + 3 (a + S/(4 b)).
+  const double a = 5e-6, b = 12.5e9, s = 64e6;
+  const double expected = 2 * a + 0.75 * s / (4 * b) + 3 * (a + s / (4 * b));
+  CHECK(simulate_data_parallel_on_star(16, s, a, b, CollectiveAlgorithm::Pat, CollectiveKind::AllGather, 4) ==
+        doctest::Approx(expected).epsilon(0.01));
+  CHECK(simulate_data_parallel_on_star(16, s, a, b, CollectiveAlgorithm::Pat, CollectiveKind::ReduceScatter, 4) ==
+        doctest::Approx(expected).epsilon(0.01));
 }
