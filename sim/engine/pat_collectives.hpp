@@ -20,7 +20,9 @@
 // (collective_tuning.hpp uses the factor; the flows here do not).
 //   detailed mode: each step of each rank is one flow to its partner, with the step's bytes;
 //   coarse mode:   each rank sends all of its steps as one flow to its dimension-0 partner, and
-//                  the other steps' latencies are added once, as the ring's coarse mode does.
+//                  the other steps' latencies are added once, as the ring's coarse mode does; the
+//                  far steps' bytes then take the near route, so on a multi-tier fabric coarse
+//                  mode misses their collisions at the spines (docs/collectives.md).
 #include <vector>
 
 #include "sim/engine/collectives.hpp"
