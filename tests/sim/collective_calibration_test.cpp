@@ -178,13 +178,13 @@ TEST_CASE("PAT all-gather and reduce-scatter match ceil(log2 N) a + (N-1) S/(N B
       const double expected = steps * a + (n - 1) * s / (n * b);
       CHECK(pat_all_gather_closed_form_s(n, s, a, b) == doctest::Approx(expected).epsilon(1e-12));
       CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Detailed, pat_all_gather) ==
-            doctest::Approx(expected).epsilon(0.01).scale(0));
+            doctest::Approx(expected).epsilon(1e-4).scale(0));
       CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Detailed, pat_reduce_scatter) ==
-            doctest::Approx(expected).epsilon(0.01).scale(0));
+            doctest::Approx(expected).epsilon(1e-4).scale(0));
       CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Coarse, pat_all_gather) ==
-            doctest::Approx(expected).epsilon(0.01).scale(0));
+            doctest::Approx(expected).epsilon(1e-4).scale(0));
       CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Coarse, pat_reduce_scatter) ==
-            doctest::Approx(expected).epsilon(0.01).scale(0));
+            doctest::Approx(expected).epsilon(1e-4).scale(0));
     }
   }
 }
