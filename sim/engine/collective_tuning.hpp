@@ -5,7 +5,8 @@
 // runs the least.  The rule does the same for the algorithms luwusim has, for NCCL's Simple
 // protocol, with NCCL's latency constants and the cluster's own routes: their latency is added to
 // every step, and their bottleneck bandwidth is the bus bandwidth.
-//   ring (N ranks, buffer S):  base + (N-1)(step + a) + (N-1)/N S / b      (all-reduce: 2(N-1), 2(N-1)/N)
+//   ring (N ranks, buffer S):  base + (N-1)(step + a) + (N-1)/N S / b      (all-reduce: 2(N-1), 2(N-1)/N;
+//                              a step inside a server costs NVLink's step latency, across NET's)
 //   PAT:                       base + ceil(log2 N)(log_step + a) + N per_rank + S / (factor b)
 //   hierarchical:              a ring inside the servers (NVLink step) plus one across them of S/G
 // PAT is a candidate for reduce-scatter and all-gather with one GPU per server only, as NCCL
@@ -13,6 +14,7 @@
 // The constants are NCCL's defaults (ncclTunerConstantsDefaults), measured by NVIDIA on its
 // systems; the simulated collectives do not pay them (a ring step costs its route's latency and
 // its bytes, no more), so the rule predicts NCCL's choice, not luwusim's times.
+#include <algorithm>
 #include <cmath>
 
 namespace luwu::sim {
@@ -37,12 +39,13 @@ struct CollectiveTuning {
 };
 
 // What a group's routes offer: the longest latency and the narrowest bottleneck bandwidth among
-// the routes its algorithm uses; `network` says whether they cross the network (NCCL's NET
-// step latency) or stay inside a server (NVLink's).
+// the routes its algorithm uses, and how many servers the group spans: a ring over N ranks in S
+// servers takes S-1 steps over the network (NCCL's NET step latency) and N-S inside servers
+// (NVLink's), as NCCL counts nInterSteps = nNodes - 1.
 struct GroupRoutes {
   double latency_s = 0;
   double bandwidth_Bps = 0;
-  bool network = true;
+  int servers = 1;
 };
 
 inline int ceil_log2(int n) {
@@ -55,8 +58,9 @@ inline double predicted_ring_s(CollectiveKind kind, int n, double bytes, const G
                                const CollectiveTuning& t) {
   if (n <= 1) return 0;
   const int passes = kind == CollectiveKind::AllReduce ? 2 : 1;
-  const double step_s = r.network ? t.network_step_latency_s : t.nvlink_step_latency_s;
-  return t.ring_base_latency_s + passes * (n - 1) * (step_s + r.latency_s) +
+  const int network_steps = std::min(r.servers, n) - 1;
+  const double steps_s = network_steps * t.network_step_latency_s + (n - 1 - network_steps) * t.nvlink_step_latency_s;
+  return t.ring_base_latency_s + passes * (steps_s + (n - 1) * r.latency_s) +
          passes * (n - 1) * bytes / (static_cast<double>(n) * r.bandwidth_Bps);
 }
 

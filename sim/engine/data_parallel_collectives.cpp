@@ -154,9 +154,9 @@ CollectiveAlgorithm DataParallelCollectives::algorithm_for(CollectiveKind kind, 
 }
 
 GroupRoutes DataParallelCollectives::routes_of(const std::vector<std::vector<int>>& groups,
-                                               const std::vector<int>& distances, bool network) {
+                                               const std::vector<int>& distances, int servers) {
   GroupRoutes out;
-  out.network = network;
+  out.servers = servers;
   double bandwidth = std::numeric_limits<double>::infinity();
   for (const auto& ranks : groups) {
     const int m = static_cast<int>(ranks.size());
@@ -183,14 +183,13 @@ const CollectiveShape& DataParallelCollectives::shape() {
   std::iota(all.begin(), all.end(), 0);
   std::vector<int> pat_distances;
   for (int d = 1; d < s.world; d *= 2) pat_distances.push_back(d);
-  const bool across = s.servers > 1;
-  s.world_ring = routes_of({all}, {1}, across);
-  s.world_pat = routes_of({all}, pat_distances, across);
+  s.world_ring = routes_of({all}, {1}, s.servers);
+  s.world_pat = routes_of({all}, pat_distances, s.servers);
   std::vector<std::vector<int>> locals, crosses;
   for (const auto& [server, ranks] : ranks_of_server_) locals.push_back(ranks);
   for (const auto& [index, ranks] : ranks_of_local_index_) crosses.push_back(ranks);
-  s.local = routes_of(locals, {1}, false);
-  s.cross = routes_of(crosses, {1}, true);
+  s.local = routes_of(locals, {1}, 1);
+  s.cross = routes_of(crosses, {1}, s.servers);
   shape_ = s;
   shape_known_ = true;
   return shape_;

@@ -64,8 +64,8 @@ class DataParallelCollectives {
   // PAT across servers with rings inside (several GPUs in each of several even servers).
   bool pat_across_servers() const { return even_servers_ && !one_per_server() && ranks_of_server_.size() > 1; }
   // The longest latency and narrowest bandwidth of the routes from each rank of every group to the
-  // ranks `distances` after it (in group order).
-  GroupRoutes routes_of(const std::vector<std::vector<int>>& groups, const std::vector<int>& distances, bool network);
+  // ranks `distances` after it (in group order); the groups span `servers` servers each.
+  GroupRoutes routes_of(const std::vector<std::vector<int>>& groups, const std::vector<int>& distances, int servers);
 
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::s4u::Host*> engines_;

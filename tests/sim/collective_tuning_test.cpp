@@ -20,8 +20,8 @@ CollectiveShape single_gpu_servers(int n, double a, double b) {
   s.world = n;
   s.servers = n;
   s.per_server = 1;
-  s.world_ring = s.world_pat = s.cross = GroupRoutes{a, b, true};
-  s.local = GroupRoutes{0, b, false};
+  s.world_ring = s.world_pat = s.cross = GroupRoutes{a, b, n};
+  s.local = GroupRoutes{0, b, 1};
   return s;
 }
 
@@ -77,15 +77,19 @@ TEST_CASE("auto: PAT only with one GPU per server, as NCCL enables it") {
   s.world = 64;
   s.servers = 8;
   s.per_server = 8;
-  s.world_ring = s.world_pat = GroupRoutes{2e-6, 12.5e9, true};
-  s.cross = GroupRoutes{2e-6, 12.5e9, true};
-  s.local = GroupRoutes{0.5e-6, 150e9, false};
+  s.world_ring = s.world_pat = GroupRoutes{2e-6, 12.5e9, 8};
+  s.cross = GroupRoutes{2e-6, 12.5e9, 8};
+  s.local = GroupRoutes{0.5e-6, 150e9, 1};
   for (double bytes : {1e3, 1e6, 1e9}) {
     CAPTURE(bytes);
     CHECK(choose_collective_algorithm(CollectiveKind::AllGather, bytes, s) != CollectiveAlgorithm::Pat);
   }
-  // Small: hierarchical's 7 NVLink steps and 7 network steps against the flat ring's 63 network steps.
+  // Small: hierarchical's 7 NVLink and 7 network steps, two kernels (8.4 + 7 x 3.9 + 8.4 + 7 x 16
+  // = 156 us), against the flat ring's 56 NVLink-priced and 7 network steps, all on the ring's
+  // longest route (8.4 + 56 x 3.4 + 7 x 14 + 63 x 2 = 423 us).  Large: the flat ring moves 63/64
+  // of S through every NIC, hierarchical 7/8 of S/8 across: hierarchical again.
   CHECK(choose_collective_algorithm(CollectiveKind::ReduceScatter, 1e3, s) == CollectiveAlgorithm::Hierarchical);
+  CHECK(choose_collective_algorithm(CollectiveKind::ReduceScatter, 1e9, s) == CollectiveAlgorithm::Hierarchical);
 }
 
 TEST_CASE("collective_algorithm setting: ring, hierarchical, pat, auto, and a bad value named with its path") {
