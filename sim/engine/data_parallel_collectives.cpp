@@ -1,7 +1,13 @@
 #include "sim/engine/data_parallel_collectives.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
+
+#include <simgrid/s4u/Link.hpp>
+
+#include "sim/engine/pat_collectives.hpp"
 
 namespace luwu::sim {
 
@@ -9,13 +15,14 @@ DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*
                                                  std::vector<int> server_of_rank, CollectiveAlgorithm algorithm,
                                                  CollectiveContext context,
                                                  std::vector<simgrid::s4u::Host*> engines,
-                                                 simgrid::s4u::Host* aggregator)
+                                                 simgrid::s4u::Host* aggregator, CollectiveTuning tuning)
     : hosts_(std::move(gpu_hosts)),
       engines_(std::move(engines)),
       server_of_rank_(std::move(server_of_rank)),
       algorithm_(algorithm),
       context_(context),
-      aggregator_(aggregator) {
+      aggregator_(aggregator),
+      tuning_(tuning) {
   if (algorithm_ == CollectiveAlgorithm::InNetwork && aggregator_ == nullptr)
     throw std::invalid_argument(
         "collective_algorithm \"in-network\" needs a switch that reduces between the workers (SHARP-capable or "
@@ -36,6 +43,7 @@ DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*
   std::size_t per_server = ranks_of_server_.begin()->second.size();
   for (auto& [server, ranks] : ranks_of_server_)
     if (ranks.size() != per_server) {
+      even_servers_ = false;
       if (algorithm_ == CollectiveAlgorithm::Hierarchical) algorithm_ = CollectiveAlgorithm::Ring;
       if (algorithm_ == CollectiveAlgorithm::InNetwork)
         throw std::invalid_argument("collective_algorithm \"in-network\" needs the same number of GPUs in every server");
@@ -79,25 +87,32 @@ const InNetworkGroup& DataParallelCollectives::in_network(const std::string& tag
 
 // In a cross group, a rank's index is its server's position; in a local group, its local index.
 void DataParallelCollectives::all_reduce(const std::string& tag, int rank, double bytes) {
-  if (algorithm_ == CollectiveAlgorithm::InNetwork) {
+  const CollectiveAlgorithm algorithm = algorithm_for(CollectiveKind::AllReduce, bytes);
+  if (algorithm == CollectiveAlgorithm::InNetwork) {
     if (one_per_server()) return in_network_all_reduce(in_network(tag, rank), rank, bytes, context_);
     ring_reduce_scatter(local(tag, rank), local_index_[rank], bytes, context_);
     in_network_all_reduce(in_network(tag, rank), cross_index_[rank], bytes / local(tag, rank).size(), context_);
     return ring_all_gather(local(tag, rank), local_index_[rank], bytes, context_);
   }
-  if (algorithm_ == CollectiveAlgorithm::Tree) return tree_all_reduce(world(tag), rank, bytes, context_);
-  if (algorithm_ == CollectiveAlgorithm::Ring) return ring_all_reduce(world(tag), rank, bytes, context_);
+  if (algorithm == CollectiveAlgorithm::Tree) return tree_all_reduce(world(tag), rank, bytes, context_);
+  if (algorithm != CollectiveAlgorithm::Hierarchical) return ring_all_reduce(world(tag), rank, bytes, context_);
   hierarchical_all_reduce(local(tag, rank), local_index_[rank], cross(tag, rank),
                           cross_index_[rank], bytes, context_);
 }
 
 void DataParallelCollectives::all_gather(const std::string& tag, int rank, double bytes) {
-  if (algorithm_ == CollectiveAlgorithm::InNetwork) {
+  const CollectiveAlgorithm algorithm = algorithm_for(CollectiveKind::AllGather, bytes);
+  if (algorithm == CollectiveAlgorithm::InNetwork) {
     if (one_per_server()) return in_network_all_gather(in_network(tag, rank), rank, bytes, context_);
     in_network_all_gather(in_network(tag, rank), cross_index_[rank], bytes / local(tag, rank).size(), context_);
     return ring_all_gather(local(tag, rank), local_index_[rank], bytes, context_);
   }
-  if (algorithm_ != CollectiveAlgorithm::Hierarchical) return ring_all_gather(world(tag), rank, bytes, context_);
+  if (algorithm == CollectiveAlgorithm::Pat) {
+    if (!pat_across_servers()) return pat_all_gather(world(tag), rank, bytes, context_);
+    pat_all_gather(cross(tag, rank), cross_index_[rank], bytes / local(tag, rank).size(), context_);
+    return ring_all_gather(local(tag, rank), local_index_[rank], bytes, context_);
+  }
+  if (algorithm != CollectiveAlgorithm::Hierarchical) return ring_all_gather(world(tag), rank, bytes, context_);
   hierarchical_all_gather(local(tag, rank), local_index_[rank], cross(tag, rank),
                           cross_index_[rank], bytes, context_);
 }
@@ -116,15 +131,68 @@ void DataParallelCollectives::all_reduce_across_servers(const std::string& tag, 
 }
 
 void DataParallelCollectives::reduce_scatter(const std::string& tag, int rank, double bytes) {
-  if (algorithm_ == CollectiveAlgorithm::InNetwork) {
+  const CollectiveAlgorithm algorithm = algorithm_for(CollectiveKind::ReduceScatter, bytes);
+  if (algorithm == CollectiveAlgorithm::InNetwork) {
     if (one_per_server()) return in_network_reduce_scatter(in_network(tag, rank), rank, bytes, context_);
     ring_reduce_scatter(local(tag, rank), local_index_[rank], bytes, context_);
     return in_network_reduce_scatter(in_network(tag, rank), cross_index_[rank], bytes / local(tag, rank).size(),
                                      context_);
   }
-  if (algorithm_ != CollectiveAlgorithm::Hierarchical) return ring_reduce_scatter(world(tag), rank, bytes, context_);
+  if (algorithm == CollectiveAlgorithm::Pat) {
+    if (!pat_across_servers()) return pat_reduce_scatter(world(tag), rank, bytes, context_);
+    ring_reduce_scatter(local(tag, rank), local_index_[rank], bytes, context_);
+    return pat_reduce_scatter(cross(tag, rank), cross_index_[rank], bytes / local(tag, rank).size(), context_);
+  }
+  if (algorithm != CollectiveAlgorithm::Hierarchical) return ring_reduce_scatter(world(tag), rank, bytes, context_);
   hierarchical_reduce_scatter(local(tag, rank), local_index_[rank], cross(tag, rank),
                               cross_index_[rank], bytes, context_);
+}
+
+CollectiveAlgorithm DataParallelCollectives::algorithm_for(CollectiveKind kind, double bytes) {
+  if (algorithm_ != CollectiveAlgorithm::Auto) return algorithm_;
+  return choose_collective_algorithm(kind, bytes, shape(), tuning_);
+}
+
+GroupRoutes DataParallelCollectives::routes_of(const std::vector<std::vector<int>>& groups,
+                                               const std::vector<int>& distances, int servers) {
+  GroupRoutes out;
+  out.servers = servers;
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (const auto& ranks : groups) {
+    const int m = static_cast<int>(ranks.size());
+    for (int i = 0; i < m; ++i)
+      for (int distance : distances) {
+        if (distance >= m) continue;
+        const auto* src = hosts_[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])];
+        const auto* dst = hosts_[static_cast<std::size_t>(ranks[static_cast<std::size_t>((i + distance) % m)])];
+        out.latency_s = std::max(out.latency_s, context_.traffic->route_latency_s(src, dst));
+        for (const auto* link : context_.traffic->route(src, dst)) bandwidth = std::min(bandwidth, link->get_bandwidth());
+      }
+  }
+  out.bandwidth_Bps = bandwidth;
+  return out;
+}
+
+const CollectiveShape& DataParallelCollectives::shape() {
+  if (shape_known_) return shape_;
+  CollectiveShape s;
+  s.world = world_size();
+  s.servers = static_cast<int>(ranks_of_server_.size());
+  s.per_server = even_servers_ ? static_cast<int>(ranks_of_server_.begin()->second.size()) : 0;
+  std::vector<int> all(hosts_.size());
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<int> pat_distances;
+  for (int d = 1; d < s.world; d *= 2) pat_distances.push_back(d);
+  s.world_ring = routes_of({all}, {1}, s.servers);
+  s.world_pat = routes_of({all}, pat_distances, s.servers);
+  std::vector<std::vector<int>> locals, crosses;
+  for (const auto& [server, ranks] : ranks_of_server_) locals.push_back(ranks);
+  for (const auto& [index, ranks] : ranks_of_local_index_) crosses.push_back(ranks);
+  s.local = routes_of(locals, {1}, 1);
+  s.cross = routes_of(crosses, {1}, s.servers);
+  shape_ = s;
+  shape_known_ = true;
+  return shape_;
 }
 
 }  // namespace luwu::sim

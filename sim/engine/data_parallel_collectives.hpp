@@ -1,22 +1,19 @@
 #pragma once
 // The collectives a data-parallel rank issues (all-reduce, all-gather, reduce-scatter over all
-// ranks), choosing the algorithm for the cluster's shape: a flat ring, or hierarchical (inside a
-// multi-GPU server over NVLink/NVSwitch, across servers over the network).  Each stream tag gets
-// its own groups, so collectives on different streams never share mailboxes.
+// ranks), choosing the algorithm for the cluster's shape: a flat ring, hierarchical (inside a
+// multi-GPU server over NVLink/NVSwitch, across servers over the network), PAT, or per call by
+// NCCL's tuning rule ("auto", collective_tuning.hpp).  Each stream tag gets its own groups, so
+// collectives on different streams never share mailboxes.
 #include <map>
 #include <string>
 #include <vector>
 
 #include <simgrid/s4u/Host.hpp>
 
+#include "sim/engine/collective_tuning.hpp"
 #include "sim/engine/collectives.hpp"
 
 namespace luwu::sim {
-
-// Tree applies to all-reduce (NCCL's tree algorithm); all-gather and reduce-scatter stay rings.
-// InNetwork reduces in the switch (SHARP, collectives.hpp) across servers; inside a multi-GPU server
-// the local steps stay rings over NVLink, as NCCL's CollNet does.
-enum class CollectiveAlgorithm { Ring, Hierarchical, Tree, InNetwork };
 
 class DataParallelCollectives {
  public:
@@ -27,9 +24,13 @@ class DataParallelCollectives {
   // empty for none.  Inside a server (NVLink) nothing paces: the measured drop is the network's.
   // aggregator: the switch that reduces for InNetwork (std::invalid_argument when it is needed and
   // nullptr).
+  // Pat: one GPU per server (or uneven servers, or one server): PAT over all ranks; several GPUs
+  // per server: rings inside the servers and PAT across them (as hierarchical does with rings).
+  // Auto: the algorithm NCCL's tuning predicts fastest, per call (collective_tuning.hpp, `tuning`).
   DataParallelCollectives(std::vector<simgrid::s4u::Host*> gpu_hosts, std::vector<int> server_of_rank,
                           CollectiveAlgorithm algorithm, CollectiveContext context,
-                          std::vector<simgrid::s4u::Host*> engines = {}, simgrid::s4u::Host* aggregator = nullptr);
+                          std::vector<simgrid::s4u::Host*> engines = {}, simgrid::s4u::Host* aggregator = nullptr,
+                          CollectiveTuning tuning = {});
 
   void all_reduce(const std::string& tag, int rank, double buffer_bytes);
   void all_gather(const std::string& tag, int rank, double buffer_bytes);
@@ -46,6 +47,11 @@ class DataParallelCollectives {
 
   int world_size() const { return static_cast<int>(hosts_.size()); }
   CollectiveAlgorithm algorithm() const { return algorithm_; }
+  // What Auto runs for one collective of `bytes` (the configured algorithm otherwise); the same on
+  // every rank, so the ranks of a collective agree.
+  CollectiveAlgorithm algorithm_for(CollectiveKind kind, double bytes);
+  // The cluster's shape and routes as the Auto rule sees them (routes looked up on first use).
+  const CollectiveShape& shape();
 
  private:
   const CommGroup& group(const std::string& name, const std::vector<int>& ranks, bool paced);
@@ -55,6 +61,11 @@ class DataParallelCollectives {
   // The group across servers (or the world, with one GPU per server), through the aggregator.
   const InNetworkGroup& in_network(const std::string& tag, int rank);
   bool one_per_server() const { return ranks_of_server_.begin()->second.size() == 1; }
+  // PAT across servers with rings inside (several GPUs in each of several even servers).
+  bool pat_across_servers() const { return even_servers_ && !one_per_server() && ranks_of_server_.size() > 1; }
+  // The longest latency and narrowest bandwidth of the routes from each rank of every group to the
+  // ranks `distances` after it (in group order); the groups span `servers` servers each.
+  GroupRoutes routes_of(const std::vector<std::vector<int>>& groups, const std::vector<int>& distances, int servers);
 
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::s4u::Host*> engines_;
@@ -68,6 +79,10 @@ class DataParallelCollectives {
   std::map<std::string, CommGroup> groups_;
   simgrid::s4u::Host* aggregator_ = nullptr;
   std::map<std::string, InNetworkGroup> in_network_groups_;
+  bool even_servers_ = true;
+  CollectiveTuning tuning_;
+  bool shape_known_ = false;
+  CollectiveShape shape_;
 };
 
 }  // namespace luwu::sim

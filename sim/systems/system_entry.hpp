@@ -62,21 +62,25 @@ inline std::vector<std::string> setting_keys(std::initializer_list<std::vector<s
   return all;
 }
 
-// The algorithm of a system's GPU collectives: "auto" (hierarchical when servers hold several GPUs,
-// a ring otherwise), "ring", "hierarchical", "tree" (a pipelined binary tree for all-reduce,
-// rings otherwise) or "in-network" (reduced in the switch, SHARP; rings inside a server).
+// The algorithm of a system's GPU collectives: "hierarchical" (the default: rings inside the
+// servers and across them; a ring when servers hold one GPU), "ring", "tree" (a pipelined binary
+// tree for all-reduce, rings otherwise), "in-network" (reduced in the switch, SHARP; rings inside a
+// server), "pat" (NCCL's PAT for reduce-scatter and all-gather, log2 N steps; all-reduce stays a
+// ring) or "auto" (per collective, the one NCCL's tuning predicts fastest from its size, the rank
+// count and the routes: sim/engine/collective_tuning.hpp).  docs/collectives.md says what each models.
 // Collectives executed by GPU kernels (NCCL): the algorithm, and how a collective kernel gets SMs
 // beside the compute kernels (sim/engine/gpu_device.hpp): "non-preemptive" (what GPUs do: it waits
 // for a kernel boundary), "mps" (SMs statically partitioned) or "preemptive" (hypothetical).
 struct CollectiveSettings {
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Hierarchical;  // "auto": a ring when servers hold one GPU
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Hierarchical;
   SmSharing sm_sharing = SmSharing::NonPreemptive;
 
   static std::vector<std::string> keys() { return {"collective_algorithm", "sm_sharing"}; }
   static CollectiveSettings parse(const SystemEntry& entry) {
-    static const Choices<CollectiveAlgorithm> names = {{"auto", CollectiveAlgorithm::Hierarchical},
+    static const Choices<CollectiveAlgorithm> names = {{"hierarchical", CollectiveAlgorithm::Hierarchical},
                                                        {"ring", CollectiveAlgorithm::Ring},
-                                                       {"hierarchical", CollectiveAlgorithm::Hierarchical},
+                                                       {"pat", CollectiveAlgorithm::Pat},
+                                                       {"auto", CollectiveAlgorithm::Auto},
                                                        {"tree", CollectiveAlgorithm::Tree},
                                                        {"in-network", CollectiveAlgorithm::InNetwork}};
     static const Choices<SmSharing> sharing = {{"non-preemptive", SmSharing::NonPreemptive},

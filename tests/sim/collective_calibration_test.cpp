@@ -10,8 +10,12 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <numeric>
+
 #include "sim/engine/collectives.hpp"
+#include "sim/engine/data_parallel_collectives.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/engine/pat_collectives.hpp"
 #include "sim/experiment/isolated_run.hpp"
 
 namespace sg = simgrid::s4u;
@@ -42,6 +46,40 @@ double simulate_on_star(int n, double bytes, double a, double b, CollectiveMode 
     engine->run();
     char text[32];
     std::snprintf(text, sizeof text, "%.17g", sg::Engine::get_clock());  // every digit
+    return std::string(text);
+  });
+  REQUIRE(result.ok);
+  return std::stod(result.output);
+}
+
+// The same star, ranks in servers of `per_server` (contiguous), running one collective of `kind`
+// through DataParallelCollectives with `algorithm`: what a system's rank does.
+double simulate_data_parallel_on_star(int n, double bytes, double a, double b, CollectiveAlgorithm algorithm,
+                                      CollectiveKind kind, int per_server = 1) {
+  auto result = run_isolated([=]() -> std::string {
+    auto engine = make_engine();
+    auto* zone = sg::create_star_zone("star");
+    std::vector<sg::Host*> hosts;
+    for (int i = 0; i < n; ++i) {
+      auto* h = zone->create_host("gpu" + std::to_string(i), 1e12);
+      auto* l = zone->create_split_duplex_link("link" + std::to_string(i), b)->set_latency(a / 2);
+      zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {{l, sg::LinkInRoute::Direction::UP}}, true);
+      hosts.push_back(h);
+    }
+    zone->seal();
+    auto* meter = new TrafficMeter();
+    std::vector<int> servers;
+    for (int i = 0; i < n; ++i) servers.push_back(i / per_server);
+    auto* collectives = new DataParallelCollectives(hosts, servers, algorithm, CollectiveContext{CollectiveMode::Detailed, meter});
+    for (int i = 0; i < n; ++i)
+      sg::Actor::create("rank" + std::to_string(i), hosts[i], [=] {
+        if (kind == CollectiveKind::AllGather) collectives->all_gather("t", i, bytes);
+        if (kind == CollectiveKind::ReduceScatter) collectives->reduce_scatter("t", i, bytes);
+        if (kind == CollectiveKind::AllReduce) collectives->all_reduce("t", i, bytes);
+      });
+    engine->run();
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", sg::Engine::get_clock());
     return std::string(text);
   });
   REQUIRE(result.ok);
@@ -112,4 +150,79 @@ TEST_CASE("tree all-reduce: deeper trees pipeline between the link-load bound an
   double t = simulate_on_star(15, s, a, b, CollectiveMode::Detailed, tree);
   CHECK(t >= 3 * s / b);
   CHECK(t < 2 * 3 * 2 * s / b);
+}
+
+TEST_CASE("PAT: ceil(log2 N) steps whose shards sum to N-1, for any N") {
+  // N = 6: offsets 1..5; dimension 2 carries offset 4, dimension 1 offset 2 (6 does not exist),
+  // dimension 0 the odd offsets 1, 3, 5.
+  CHECK(pat_all_gather_shards_per_step(6) == std::vector<int>{1, 1, 3});
+  CHECK(pat_all_gather_shards_per_step(8) == std::vector<int>{1, 2, 4});
+  CHECK(pat_all_gather_shards_per_step(5) == std::vector<int>{1, 1, 2});
+  CHECK(pat_all_gather_shards_per_step(2) == std::vector<int>{1});
+  CHECK(pat_all_gather_shards_per_step(1).empty());
+  for (int n = 2; n <= 300; ++n) {
+    CAPTURE(n);
+    auto shards = pat_all_gather_shards_per_step(n);
+    CHECK(static_cast<int>(shards.size()) == static_cast<int>(std::ceil(std::log2(n) - 1e-12)));
+    CHECK(std::accumulate(shards.begin(), shards.end(), 0) == n - 1);
+  }
+}
+
+TEST_CASE("PAT all-gather and reduce-scatter match ceil(log2 N) a + (N-1) S/(N B) on a star, N a power of two or not") {
+  const double a = 5e-6, b = 12.5e9;
+  for (int n : {2, 3, 5, 6, 8, 13, 16, 64}) {
+    for (double s : {1e6, 256e6}) {
+      CAPTURE(n);
+      CAPTURE(s);
+      const double steps = std::ceil(std::log2(n) - 1e-12);
+      const double expected = steps * a + (n - 1) * s / (n * b);
+      CHECK(pat_all_gather_closed_form_s(n, s, a, b) == doctest::Approx(expected).epsilon(1e-12));
+      CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Detailed, pat_all_gather) ==
+            doctest::Approx(expected).epsilon(1e-4).scale(0));
+      CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Detailed, pat_reduce_scatter) ==
+            doctest::Approx(expected).epsilon(1e-4).scale(0));
+      CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Coarse, pat_all_gather) ==
+            doctest::Approx(expected).epsilon(1e-4).scale(0));
+      CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Coarse, pat_reduce_scatter) ==
+            doctest::Approx(expected).epsilon(1e-4).scale(0));
+    }
+  }
+}
+
+TEST_CASE("PAT saves the ring's N-1 - ceil(log2 N) step latencies and moves its bytes") {
+  // 64 ranks, 1 MB: the ring pays 63 latencies, PAT 6; both move 63/64 of the buffer per rank.
+  const double a = 5e-6, b = 12.5e9, s = 1e6;
+  const double ring = simulate_on_star(64, s, a, b, CollectiveMode::Detailed, ring_all_gather);
+  const double pat = simulate_on_star(64, s, a, b, CollectiveMode::Detailed, pat_all_gather);
+  CHECK(ring - pat == doctest::Approx((63 - 6) * a).epsilon(0.01));
+}
+
+TEST_CASE("data-parallel collectives: pat and auto run PAT or the ring as chosen") {
+  // One GPU per server on a star: "pat" runs PAT for reduce-scatter and all-gather, a ring for
+  // all-reduce; "auto" runs PAT for a small buffer at 64 ranks and a ring for a large one
+  // (collective_tuning_test.cpp derives where it switches).
+  const double a = 5e-6, b = 12.5e9;
+  const int n = 64;
+  CHECK(simulate_data_parallel_on_star(n, 1e6, a, b, CollectiveAlgorithm::Pat, CollectiveKind::AllGather) ==
+        doctest::Approx(pat_all_gather_closed_form_s(n, 1e6, a, b)).epsilon(0.01));
+  CHECK(simulate_data_parallel_on_star(n, 1e6, a, b, CollectiveAlgorithm::Pat, CollectiveKind::ReduceScatter) ==
+        doctest::Approx(pat_reduce_scatter_closed_form_s(n, 1e6, a, b)).epsilon(0.01));
+  CHECK(simulate_data_parallel_on_star(n, 1e6, a, b, CollectiveAlgorithm::Pat, CollectiveKind::AllReduce) ==
+        doctest::Approx(ring_all_reduce_closed_form_s(n, 1e6, a, b)).epsilon(0.01));
+  CHECK(simulate_data_parallel_on_star(n, 1e6, a, b, CollectiveAlgorithm::Auto, CollectiveKind::AllGather) ==
+        doctest::Approx(pat_all_gather_closed_form_s(n, 1e6, a, b)).epsilon(0.01));
+  CHECK(simulate_data_parallel_on_star(n, 4e9, a, b, CollectiveAlgorithm::Auto, CollectiveKind::ReduceScatter) ==
+        doctest::Approx(ring_all_gather_closed_form_s(n, 4e9, a, b)).epsilon(0.01));
+}
+
+TEST_CASE("data-parallel collectives: pat with several GPUs per server runs rings inside and PAT across") {
+  // 16 ranks in 4 servers of 4 on one star (inside and across alike): all-gather = PAT over the 4
+  // servers of S/4 (the 4 cross groups at once, each rank on its own link), then a ring of 4 of S;
+  // reduce-scatter the reverse.  2 a + 3/4 S/(4 b) + 3 (a + S/(4 b)).
+  const double a = 5e-6, b = 12.5e9, s = 64e6;
+  const double expected = 2 * a + 0.75 * s / (4 * b) + 3 * (a + s / (4 * b));
+  CHECK(simulate_data_parallel_on_star(16, s, a, b, CollectiveAlgorithm::Pat, CollectiveKind::AllGather, 4) ==
+        doctest::Approx(expected).epsilon(0.01));
+  CHECK(simulate_data_parallel_on_star(16, s, a, b, CollectiveAlgorithm::Pat, CollectiveKind::ReduceScatter, 4) ==
+        doctest::Approx(expected).epsilon(0.01));
 }
