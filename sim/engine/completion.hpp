@@ -12,38 +12,24 @@ namespace luwu::sim {
 
 class Completion {
  public:
+  Completion() : mutex_(simgrid::s4u::Mutex::create()), cv_(simgrid::s4u::ConditionVariable::create()) {}
+
   void set() {
-    if (!waiters_) {  // nobody is blocked on it: no simcall, nothing to wake
-      mark_done();
-      return;
-    }
-    // Locking yields to other actors: done_ is set only once the lock is held, so no one sees it
-    // (and drops the completion) while this actor still needs the mutex.
-    std::unique_lock lock(*waiters_->mutex);
-    mark_done();
-    waiters_->cv->notify_all();
+    std::unique_lock lock(*mutex_);
+    done_ = true;
+    finished_at_s_ = simgrid::s4u::Engine::get_clock();
+    cv_->notify_all();
   }
   void wait() {
-    if (done_) return;
-    // Only a completion someone blocks on gets a SimGrid mutex and condition variable: most are
-    // set before anyone waits, or never waited on (LuWu makes one per worker and parameter op).
-    if (!waiters_) waiters_ = std::make_unique<Waiters>();
-    std::unique_lock lock(*waiters_->mutex);
-    waiters_->cv->wait(lock, [this] { return done_; });
+    std::unique_lock lock(*mutex_);
+    cv_->wait(lock, [this] { return done_; });
   }
   bool done() const { return done_; }
   double finished_at_s() const { return finished_at_s_; }
 
  private:
-  void mark_done() {
-    done_ = true;
-    finished_at_s_ = simgrid::s4u::Engine::get_clock();
-  }
-  struct Waiters {
-    simgrid::s4u::MutexPtr mutex = simgrid::s4u::Mutex::create();
-    simgrid::s4u::ConditionVariablePtr cv = simgrid::s4u::ConditionVariable::create();
-  };
-  std::unique_ptr<Waiters> waiters_;
+  simgrid::s4u::MutexPtr mutex_;
+  simgrid::s4u::ConditionVariablePtr cv_;
   bool done_ = false;
   double finished_at_s_ = 0;
 };
