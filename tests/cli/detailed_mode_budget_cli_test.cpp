@@ -9,11 +9,11 @@
 #include "tests/cli/run_command.hpp"
 
 TEST_CASE("run refuses --mode detailed past the flow budget with the estimate and the coarse alternative, exit 2") {
-  // GPT-3 125M on 1,024 workers: over 50 collectives per iteration, each about 1,024 x 1,023
-  // flows in detailed mode, past the default budget of 2e7 many times over.  Refused before
-  // anything is simulated.
+  // GPT-3 125M on 1,024 GPUs: dozens of collectives per iteration, each 1,024 x 1,023 flows in
+  // detailed mode, past the default budget of 2e7.  Refused before anything is simulated.
   std::ofstream("cli-detailed-1024.json") << R"({"model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 128},
-    "cluster": {"topology": "luwu-star", "workers": 1024}, "systems": ["zero3"]})";
+    "cluster": {"topology": "fat-tree", "servers": 128, "gpus_per_server": 8, "tiers": 2, "leaf_down_ports": 32},
+    "systems": ["zero3"]})";
   auto r = run_luwusim("run cli-detailed-1024.json --mode detailed");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("cli-detailed-1024.json") != std::string::npos);
