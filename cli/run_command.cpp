@@ -20,6 +20,8 @@ struct RunArgs {
   std::string mode;
   std::string trace;
   std::string kernel_times;
+  bool force = false;
+  double max_detailed_flows = static_cast<double>(luwu::sim::kMaxDetailedFlows);
 };
 
 const bool registered = luwu::cli::register_command(
@@ -45,6 +47,14 @@ const bool registered = luwu::cli::register_command(
       app.add_option("--kernel-times", a->kernel_times,
                      "A PyTorch profiler (Kineto) trace: its measured kernel durations replace the analytic ones "
                      "(docs/traces.md gives the matching rule)");
+      app.add_flag("--force", a->force,
+                   "Simulate detailed collectives even past the flow budget (run refuses a detailed scenario "
+                   "estimated past it, and names coarse mode's estimate)");
+      app.add_option("--max-detailed-flows", a->max_detailed_flows,
+                     "The flow budget of detailed collectives: run refuses a scenario in detailed mode whose "
+                     "estimated flows exceed it (unless --force)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
       return [a]() -> int {
         std::optional<luwu::sim::ModeChoice> mode;  // checked before the scenario is read
         if (!a->mode.empty()) mode = luwu::choose(a->mode, luwu::sim::mode_choices(), "--mode");
@@ -62,6 +72,8 @@ const bool registered = luwu::cli::register_command(
         options.record_timeline = !a->timeline.empty();
         options.timeline_counter_points = a->timeline_counter_points;
         options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+        options.force = a->force;
+        options.max_detailed_flows = a->max_detailed_flows;
         auto run = luwu::sim::run_scenario(scenario, options);
         if (!a->timeline.empty()) luwu::write_file_atomically(a->timeline, luwu::sim::merged_timeline(run).dump());
         if (a->json)

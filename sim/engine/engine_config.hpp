@@ -1,9 +1,13 @@
 #pragma once
 // A SimGrid engine for one simulation: quiet, its network model configured for RDMA fabrics
 // (topologies::configure_engine_for_rdma says which model and why; the all-reduce calibration
-// test holds it to the alpha-beta closed form).  SimGrid allows one engine per process, so every
-// simulation runs in its own process (see isolated_run.hpp).
+// test holds it to the alpha-beta closed form), its actors' contexts sized for luwusim's actors.
+// SimGrid allows one engine per process, so every simulation runs in its own process (see
+// isolated_run.hpp).
+#include <cstdlib>
 #include <memory>
+#include <sstream>
+#include <string>
 
 #include <simgrid/s4u/Engine.hpp>
 #include <xbt/log.h>
@@ -12,6 +16,29 @@
 
 namespace luwu::sim {
 
+// Actor contexts (SimGrid's "contexts/*" settings; docs/performance.md has the measurements).
+// Every actor gets a stack of its own, allocated when it is created and freed when it ends.
+// SimGrid's default, 8 MiB with a one-page guard below it (mmap, two mprotect, munmap per actor),
+// made 38% of the paper scenario's CPU time the kernel's.  128 KiB: the lead measured 3.6 s ->
+// 3.2 s on the paper scenario; every actor of that scenario and of the test suite ran in it.  The
+// guard page stays: an overflow then stops the simulation (SIGSEGV, reported by isolated_run)
+// instead of silently corrupting memory; dropping it (1.6 s measured) needs the deepest actor
+// stack measured first, which has not been done.
+inline constexpr int kActorStackKiB = 128;
+inline constexpr int kActorStackGuardPages = 1;
+
+// LUWUSIM_SIMGRID_CONFIG="key:value key:value" (e.g. "contexts/stack-size:16") overrides SimGrid
+// settings after these, to measure them again; it changes how fast a simulation runs, never what
+// it computes.
+inline void configure_actor_contexts() {
+  simgrid::s4u::Engine::set_config("contexts/stack-size:" + std::to_string(kActorStackKiB));
+  simgrid::s4u::Engine::set_config("contexts/guard-size:" + std::to_string(kActorStackGuardPages));
+  if (const char* extra = std::getenv("LUWUSIM_SIMGRID_CONFIG")) {
+    std::istringstream settings(extra);
+    for (std::string setting; settings >> setting;) simgrid::s4u::Engine::set_config(setting);
+  }
+}
+
 inline std::unique_ptr<simgrid::s4u::Engine> make_engine(bool verbose = false) {
   int argc = 1;
   static char name[] = "luwusim";
@@ -19,6 +46,7 @@ inline std::unique_ptr<simgrid::s4u::Engine> make_engine(bool verbose = false) {
   if (!verbose) xbt_log_control_set("root.thresh:critical");
   auto engine = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
   topologies::configure_engine_for_rdma(*engine);
+  configure_actor_contexts();
   return engine;
 }
 

@@ -2,12 +2,14 @@
 // Counts the bytes every simulated flow puts on every link of its route, so results can say where
 // the traffic went (per-link bytes and utilization, per-spine bytes).  Cheap per flow: a route is
 // looked up once per host pair and keeps pointers to its links' counters, so recording a flow adds
-// its bytes through those pointers; link names are read only when results are written.
+// its bytes through those pointers; disk traffic is counted per disk and direction.  Link and disk
+// names are read only when results are written.
 // With a timeline (attach_timeline), each flow's bytes also go to the span its actor is running,
 // and each flow's interval is kept for the links' counter tracks (link_counters); without one,
 // none of that runs.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -55,7 +57,13 @@ class TrafficMeter {
                          const simgrid::s4u::CommPtr& comm) {
     if (timeline_ != nullptr && comm) log_interval(cached(src, dst), bytes, comm);
   }
-  // Traffic that does not cross the simulated network (e.g. a disk read), counted per resource.
+  // Traffic that does not cross the simulated network, counted per resource: a disk's reads or
+  // writes ("<disk>:read", "<disk>:write" in resource_bytes), or any other named resource.
+  void record_disk(const simgrid::s4u::Disk* disk, bool read, double bytes) {
+    disk_bytes_[{disk, read}] += bytes;
+    if (timeline_ != nullptr) [[unlikely]]
+      timeline_->attribute_bytes(simgrid::s4u::this_actor::get_pid(), bytes);
+  }
   void record_resource(const std::string& resource, double bytes) {
     resource_bytes_[resource] += bytes;
     if (timeline_ != nullptr) [[unlikely]]
@@ -74,7 +82,7 @@ class TrafficMeter {
     for (const auto& io : disk_log_) {
       const double duration = io.end_s - io.start_s;
       if (!(duration > 0) || !(io.bytes > 0)) continue;
-      auto& [bandwidth, deltas] = by_name[io.disk->get_name() + (io.read ? ":read" : ":write")];
+      auto& [bandwidth, deltas] = by_name[disk_direction_name(io.disk, io.read)];
       bandwidth = io.read ? io.disk->get_read_bandwidth() : io.disk->get_write_bandwidth();
       deltas.emplace_back(io.start_s, io.bytes / duration);
       deltas.emplace_back(io.end_s, -io.bytes / duration);
@@ -131,7 +139,15 @@ class TrafficMeter {
     for (const auto& [link, bytes] : link_bytes_) out.emplace(link->get_name(), bytes);
     return out;
   }
-  const std::map<std::string, double>& resource_bytes() const { return resource_bytes_; }
+  // Bytes per resource, by name (disks as "<disk>:read" / "<disk>:write").
+  std::map<std::string, double> resource_bytes() const {
+    std::map<std::string, double> out = resource_bytes_;
+    for (const auto& [disk, bytes] : disk_bytes_) out[disk_direction_name(disk.first, disk.second)] += bytes;
+    return out;
+  }
+  static std::string disk_direction_name(const simgrid::s4u::Disk* disk, bool read) {
+    return disk->get_name() + (read ? ":read" : ":write");
+  }
 
   // The route of a flow, and its latency (cached: routes do not change during a simulation).
   const std::vector<simgrid::s4u::Link*>& route(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst) {
@@ -183,7 +199,7 @@ class TrafficMeter {
     drain_at_ = std::max<std::size_t>(1024, 2 * pending_.size());
   }
   Route& cached(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst) {
-    auto key = std::make_pair(src, dst);
+    const HostPair key{src, dst};
     auto it = routes_.find(key);
     if (it == routes_.end()) {
       Route r;
@@ -196,7 +212,15 @@ class TrafficMeter {
   // Keyed by the link, iterated only through link_bytes_by_name(), so its order never shows.
   std::unordered_map<const simgrid::s4u::Link*, double> link_bytes_;
   std::map<std::string, double> resource_bytes_;
-  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, Route> routes_;  // lookup only
+  // Keyed by the disk and the direction (true: read); named only by resource_bytes().
+  std::map<std::pair<const simgrid::s4u::Disk*, bool>, double> disk_bytes_;
+  using HostPair = std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>;
+  struct HostPairHash {
+    std::size_t operator()(const HostPair& p) const {
+      return std::hash<const void*>{}(p.first) * 31 + std::hash<const void*>{}(p.second);
+    }
+  };
+  std::unordered_map<HostPair, Route, HostPairHash> routes_;  // looked up only, never iterated; nodes never move
   Timeline* timeline_ = nullptr;
   std::vector<LoggedFlow> flow_log_;  // in the order flows were recorded (or drained): deterministic
   std::vector<PendingFlow> pending_;

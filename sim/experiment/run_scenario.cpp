@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,48 @@ void check_simulation_budget(const Scenario& scenario) {
                                  static_cast<double>(kMaxSimulatedKernels)));
 }
 
+namespace {
+
+// The trace of one micro-batch and how many times it repeats (grad_accum): a replayed trace is
+// its whole iteration once.
+std::pair<workloads::Trace, long double> trace_for_budget(const Scenario& scenario) {
+  if (scenario.trace) return {*scenario.trace, 1.0L};
+  workloads::TrainingConfig one_micro_batch = scenario.training;
+  one_micro_batch.grad_accum = 1;
+  return {workloads::generate_trace(scenario.model, one_micro_batch), scenario.training.grad_accum};
+}
+
+}  // namespace
+
+DetailedFlowEstimate estimate_detailed_flows(const workloads::Trace& trace, long double gpus) {
+  DetailedFlowEstimate e;
+  for (const auto& op : trace.ops) {
+    if (op.param_bytes > 0) e.collectives += 1;                                       // all-gather
+    if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) e.collectives += 1;  // reduce-scatter
+  }
+  e.detailed_flows = e.collectives * gpus * (gpus - 1);
+  e.coarse_flows = e.collectives * gpus;
+  return e;
+}
+
+void check_detailed_budget(const Scenario& scenario, long double max_flows) {
+  if (scenario.mode != ModeChoice::Detailed) return;
+  const auto gpus = static_cast<long double>(scenario.topology.gpus().size());
+  const auto [trace, repeats] = trace_for_budget(scenario);
+  DetailedFlowEstimate e = estimate_detailed_flows(trace, gpus);
+  e.collectives *= repeats;
+  e.detailed_flows *= repeats;
+  e.coarse_flows *= repeats;
+  if (e.detailed_flows <= max_flows) return;
+  throw InputError(scenario.file, "$.simulation.mode",
+                   fmt::format("detailed collectives would simulate about {:.3g} flows ({:.0f} ring collectives x "
+                               "{:.0f} x {:.0f} ranks' steps), over the budget of {:.3g}; coarse mode simulates about "
+                               "{:.3g} (--mode coarse, or simulation.mode \"coarse\"), or --force runs it detailed anyway",
+                               static_cast<double>(e.detailed_flows), static_cast<double>(e.collectives),
+                               static_cast<double>(gpus), static_cast<double>(gpus - 1),
+                               static_cast<double>(max_flows), static_cast<double>(e.coarse_flows)));
+}
+
 ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   auto say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
@@ -63,6 +106,8 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (systems.empty()) throw std::invalid_argument("no system of the scenario matches the --system filter");
 
   check_simulation_budget(scenario);
+  if (!options.force)
+    check_detailed_budget(scenario, options.max_detailed_flows > 0 ? options.max_detailed_flows : kMaxDetailedFlows);
   say(scenario.trace ? "replaying the trace " + scenario.trace_file + " (" + scenario.model.name + ")"
                      : "generating the trace of " + scenario.model.name);
   std::optional<workloads::KernelTimesReport> kernel_times;

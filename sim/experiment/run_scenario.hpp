@@ -22,6 +22,8 @@ struct RunOptions {
   bool record_timeline = false;
   std::size_t timeline_counter_points = kDefaultTimelineCounterPoints;  // SimulationOptions'
   std::function<void(const std::string&)> progress;  // one line per step, for stderr
+  bool force = false;  // simulate detailed collectives past max_detailed_flows
+  long double max_detailed_flows = 0;  // the budget of check_detailed_budget; 0: kMaxDetailedFlows
 };
 
 // Kernels one simulation may replay (the trace's kernels per rank x ranks): the paper scenario
@@ -30,6 +32,28 @@ struct RunOptions {
 // anything is simulated (InputError at its path).
 inline constexpr long double kMaxSimulatedKernels = 1e7;
 void check_simulation_budget(const Scenario& scenario);
+
+// What detailed collectives would cost (Scenario::collective_mode, collectives.hpp): every ring
+// step of every rank is one flow, so a ring collective over N ranks is N(N-1) flows (coarse: N).
+// The collectives are counted from the trace as ZeRO-3 issues them, the most a data-parallel
+// system does: an all-gather before every op that reads parameters (forward, recompute, backward)
+// and a reduce-scatter after every backward op that makes gradients; DDP's all-reduces (two ring
+// passes per bucket, one bucket per layer at most) come to about as many.  An estimate of the
+// order of magnitude, for the budget below, not a count of what a given system will simulate.
+struct DetailedFlowEstimate {
+  long double collectives = 0;     // ring collectives per iteration
+  long double detailed_flows = 0;  // collectives x N(N-1)
+  long double coarse_flows = 0;    // collectives x N
+};
+DetailedFlowEstimate estimate_detailed_flows(const workloads::Trace& trace, long double gpus);
+// The most flows a detailed simulation may plan before it is refused, by default (RunOptions::
+// max_detailed_flows, `run --max-detailed-flows`), unless forced (RunOptions::force, `run --force`).  The paper scenario's estimate is about 22,000; 20 million take minutes
+// (docs/performance.md measures the simulator's flows per second).
+inline constexpr long double kMaxDetailedFlows = 2e7;
+// When the scenario asks for detailed collectives (simulation.mode or `--mode detailed`; auto picks
+// them only up to Scenario::kDetailedMaxGpus) and the estimate is past max_flows: InputError at
+// $.simulation.mode, giving the estimate and coarse mode's.
+void check_detailed_budget(const Scenario& scenario, long double max_flows = kMaxDetailedFlows);
 
 ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options);
 

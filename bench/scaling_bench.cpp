@@ -1,0 +1,211 @@
+// How the simulator's cost grows with the cluster: for each system, the wall time of one simulated
+// iteration at several worker counts, and the exponent k of wall = c * N^k fitted by least squares
+// on the logarithms.  A system whose wall grows as N^1 costs the same per GPU at any size; the
+// ring collectives of detailed mode alone would make it N^2 (coarse mode, the default here and
+// `run`'s auto mode past 64 GPUs, keeps one flow per rank and collective).
+//
+//   scaling_bench [--quick] [--workers 64,128,...] [--systems ddp,zero3,...] [--model gpt3-125m]
+//                 [--mode coarse|detailed] [--max-wall-s 120]
+//
+// Every system runs on the same luwu-star cluster (one GPU per worker host, a Tofino switch, an
+// optimizer node, an NVMe SSD per worker, and one parameter-server machine per 8 workers for the
+// systems that use them), GPT-3 125M at micro-batch 1 and sequence 512, memory feasibility not
+// checked: these time the engine, not the configuration.  A system stops growing once one run
+// takes longer than --max-wall-s, so the whole bench stays within minutes.  Prints a table, then
+// one JSON line per run and per system (its exponent).  Wall times are of simulate_system alone
+// (the forked simulation process: lowering, the run, the result), not of the trace or topology.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/experiment/simulate.hpp"
+#include "sim/systems/registry.hpp"
+#include "topologies/builders.hpp"
+#include "workloads/model_catalog.hpp"
+#include "workloads/trace.hpp"
+
+using namespace luwu;
+
+namespace {
+
+struct Options {
+  std::vector<int> workers = {64, 128, 256, 512, 1024};
+  std::vector<std::string> systems = {"ddp",      "onebit-adam", "zero3",           "zero++",
+                                      "zero-offload", "zero-infinity", "switchml", "atp",
+                                      "parameter-server", "luwu"};
+  std::string model = "gpt3-125m";
+  sim::CollectiveMode mode = sim::CollectiveMode::Coarse;
+  double max_wall_s = 120;
+};
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--quick") {
+      o.workers = {16, 32, 64, 128};
+      o.max_wall_s = 20;
+    } else if (arg == "--workers") {
+      o.workers.clear();
+      for (const auto& w : split(value())) o.workers.push_back(std::stoi(w));
+    } else if (arg == "--systems") {
+      o.systems = split(value());
+    } else if (arg == "--model") {
+      o.model = value();
+    } else if (arg == "--mode") {
+      const std::string mode = value();
+      if (mode != "coarse" && mode != "detailed") throw std::invalid_argument("--mode is coarse or detailed");
+      o.mode = mode == "coarse" ? sim::CollectiveMode::Coarse : sim::CollectiveMode::Detailed;
+    } else if (arg == "--max-wall-s") {
+      o.max_wall_s = std::stod(value());
+    } else {
+      throw std::invalid_argument("unknown argument " + arg +
+                                  " (scaling_bench [--quick] [--workers N,N,...] [--systems a,b,...] [--model M] "
+                                  "[--mode coarse|detailed] [--max-wall-s S])");
+    }
+  }
+  return o;
+}
+
+struct Fit {
+  double exponent = NAN;  // k
+  double coefficient_s = NAN;  // c, the wall at N = 1 by the fit
+};
+
+// Least squares of log(wall) = log(c) + k log(N).
+Fit fit_power_law(const std::vector<int>& n, const std::vector<double>& wall) {
+  Fit f;
+  const std::size_t m = n.size();
+  if (m < 2) return f;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    const double x = std::log(static_cast<double>(n[i])), y = std::log(wall[i]);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double denominator = static_cast<double>(m) * sxx - sx * sx;
+  if (denominator == 0) return f;
+  f.exponent = (static_cast<double>(m) * sxy - sx * sy) / denominator;
+  f.coefficient_s = std::exp((sy - f.exponent * sx) / static_cast<double>(m));
+  return f;
+}
+
+struct SystemRuns {
+  std::string system;
+  std::vector<int> workers;
+  std::vector<double> wall_s;
+  std::vector<unsigned long long> activities;  // flows + kernels
+  std::string stopped;                         // why it did not reach the largest N, if it did not
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  workloads::TrainingConfig training;
+  training.micro_batch = 1;
+  training.seq_len = 512;
+  training.recompute = true;
+  const auto* model = workloads::find_catalog_model(o.model);
+  if (model == nullptr) {
+    std::fprintf(stderr, "unknown model %s\n", o.model.c_str());
+    return 2;
+  }
+  const auto trace = workloads::generate_trace(*model, training);
+
+  std::vector<SystemRuns> all;
+  for (const auto& name : o.systems) {
+    SystemRuns runs{name, {}, {}, {}, {}};
+    const auto system = sim::system_named(name);
+    for (int n : o.workers) {
+      topologies::LuwuStarParams star;
+      star.workers = n;
+      star.parameter_servers = std::max(1, n / 8);
+      const auto topo = topologies::build_luwu_star(star);
+      sim::SimulationOptions options;
+      options.mode = o.mode;
+      options.check_memory = false;
+      const auto start = std::chrono::steady_clock::now();
+      sim::SystemResult r;
+      try {
+        r = sim::simulate_system(trace, topo, sim::hardware_of(topo), *system, options);
+      } catch (const std::exception& e) {
+        runs.stopped = "failed at " + std::to_string(n) + " workers: " + e.what();
+        break;
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!r.feasible) {
+        runs.stopped = "does not run at " + std::to_string(n) + " workers: " + r.reason;
+        break;
+      }
+      const unsigned long long activities = r.simulated_flows + r.simulated_kernels;
+      runs.workers.push_back(n);
+      runs.wall_s.push_back(wall);
+      runs.activities.push_back(activities);
+      std::printf("{\"bench\": \"scaling\", \"system\": \"%s\", \"workers\": %d, \"wall_s\": %.4f, \"mode\": \"%s\", "
+                  "\"iteration_time_s\": %.9g, \"flows\": %llu, \"kernels\": %llu}\n",
+                  name.c_str(), n, wall, options.mode == sim::CollectiveMode::Detailed ? "detailed" : "coarse",
+                  r.iteration_time_s, static_cast<unsigned long long>(r.simulated_flows),
+                  static_cast<unsigned long long>(r.simulated_kernels));
+      std::fflush(stdout);
+      if (wall > o.max_wall_s) {
+        if (n != o.workers.back())
+          runs.stopped = "stopped after " + std::to_string(n) + " workers (over --max-wall-s)";
+        break;
+      }
+    }
+    all.push_back(std::move(runs));
+  }
+
+  std::printf("\nwall time of one simulated iteration (s), %s, micro-batch 1, sequence 512; k: wall ~ N^k\n",
+              o.model.c_str());
+  std::printf("%-18s", "system");
+  for (int n : o.workers) std::printf(" %9d", n);
+  std::printf(" %7s\n", "k");
+  for (const auto& runs : all) {
+    std::printf("%-18s", runs.system.c_str());
+    for (std::size_t i = 0; i < o.workers.size(); ++i) {
+      if (i < runs.wall_s.size())
+        std::printf(" %9.3f", runs.wall_s[i]);
+      else
+        std::printf(" %9s", "-");
+    }
+    const Fit f = fit_power_law(runs.workers, runs.wall_s);
+    std::printf(" %7.2f%s%s\n", f.exponent, runs.stopped.empty() ? "" : "  ", runs.stopped.c_str());
+  }
+  std::printf("(collectives in %s mode)\n\n", o.mode == sim::CollectiveMode::Detailed ? "detailed" : "coarse");
+  for (const auto& runs : all) {
+    const Fit f = fit_power_law(runs.workers, runs.wall_s);
+    std::printf("{\"bench\": \"scaling-fit\", \"system\": \"%s\", \"exponent\": %.4f, \"coefficient_s\": %.6g, "
+                "\"points\": %zu, \"largest_workers\": %d, \"largest_wall_s\": %.4f}\n",
+                runs.system.c_str(), f.exponent, f.coefficient_s, runs.workers.size(),
+                runs.workers.empty() ? 0 : runs.workers.back(), runs.wall_s.empty() ? 0.0 : runs.wall_s.back());
+  }
+  return 0;
+}
