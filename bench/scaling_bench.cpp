@@ -7,9 +7,10 @@
 //   scaling_bench [--quick] [--workers 64,128,...] [--systems ddp,zero3,...] [--model gpt3-125m]
 //                 [--mode coarse|detailed] [--max-wall-s 120]
 //
-// Every system runs on the same luwu-star cluster (one GPU per worker host, a Tofino switch, an
-// optimizer node, an NVMe SSD per worker, and one parameter-server machine per 8 workers for the
-// systems that use them), GPT-3 125M at micro-batch 1 and sequence 512, memory feasibility not
+// Every system runs on the same luwu-star cluster (one GPU per worker host; past 48 workers, racks of
+// at most 48 under top-of-rack Tofinos trunked to the cluster Tofino, which a Tofino's 64 ports
+// need; an optimizer node, an NVMe SSD per worker, and one parameter-server machine per 8 workers,
+// at most 32, for the systems that use them), GPT-3 125M at micro-batch 1 and sequence 512, memory feasibility not
 // checked: these time the engine, not the configuration.  A system stops growing once one run
 // takes longer than --max-wall-s, so the whole bench stays within minutes.  Prints a table, then
 // one JSON line per run and per system (its exponent).  Wall times are of simulate_system alone
@@ -139,6 +140,8 @@ int main(int argc, char** argv) {
   }
   const auto trace = workloads::generate_trace(*model, training);
 
+  // Racks and parameter servers that fit a 64-port Tofino's ports up to 2,048 workers.
+  constexpr int kWorkersPerRack = 48, kMaxParameterServers = 32;
   std::vector<SystemRuns> all;
   for (const auto& name : o.systems) {
     SystemRuns runs{name, {}, {}, {}, {}};
@@ -146,7 +149,8 @@ int main(int argc, char** argv) {
     for (int n : o.workers) {
       topologies::LuwuStarParams star;
       star.workers = n;
-      star.parameter_servers = std::max(1, n / 8);
+      star.racks = (n + kWorkersPerRack - 1) / kWorkersPerRack;
+      star.parameter_servers = std::clamp(n / 8, 1, kMaxParameterServers);
       const auto topo = topologies::build_luwu_star(star);
       sim::SimulationOptions options;
       options.mode = o.mode;
