@@ -10,7 +10,7 @@
 // Every system runs on the same luwu-star cluster (one GPU per worker host; past 48 workers, racks of
 // at most 48 under top-of-rack Tofinos trunked to the cluster Tofino, which a Tofino's 64 ports
 // need; an optimizer node, an NVMe SSD per worker, and one parameter-server machine per 8 workers,
-// at most 32, for the systems that use them), GPT-3 125M at micro-batch 1 and sequence 512, memory feasibility not
+// at most 16, for the systems that use them; 2,048 workers at most), GPT-3 125M at micro-batch 1 and sequence 512, memory feasibility not
 // checked: these time the engine, not the configuration.  A system stops growing once one run
 // takes longer than --max-wall-s, so the whole bench stays within minutes.  Prints a table, then
 // one JSON line per run and per system (its exponent).  Wall times are of simulate_system alone
@@ -140,8 +140,9 @@ int main(int argc, char** argv) {
   }
   const auto trace = workloads::generate_trace(*model, training);
 
-  // Racks and parameter servers that fit a 64-port Tofino's ports up to 2,048 workers.
-  constexpr int kWorkersPerRack = 48, kMaxParameterServers = 32;
+  // Racks and parameter servers that fit a 64-port Tofino's ports up to 2,048 workers (43 racks, the
+  // optimizer node and 16 servers on the cluster switch).
+  constexpr int kWorkersPerRack = 48, kMaxParameterServers = 16;
   std::vector<SystemRuns> all;
   for (const auto& name : o.systems) {
     SystemRuns runs{name, {}, {}, {}, {}};
@@ -151,7 +152,13 @@ int main(int argc, char** argv) {
       star.workers = n;
       star.racks = (n + kWorkersPerRack - 1) / kWorkersPerRack;
       star.parameter_servers = std::clamp(n / 8, 1, kMaxParameterServers);
-      const auto topo = topologies::build_luwu_star(star);
+      topologies::Topology topo;
+      try {
+        topo = topologies::build_luwu_star(star);
+      } catch (const std::invalid_argument& e) {
+        runs.stopped = "no cluster of " + std::to_string(n) + " workers: " + e.what();
+        break;
+      }
       sim::SimulationOptions options;
       options.mode = o.mode;
       options.check_memory = false;
