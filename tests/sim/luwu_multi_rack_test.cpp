@@ -15,25 +15,8 @@
 using namespace luwu;
 using namespace sim_test;
 
-namespace {
-
-topologies::Topology racked_star(int workers, int racks) {
-  topologies::LuwuStarParams p;
-  p.workers = workers;
-  p.racks = racks;
-  return topologies::build_luwu_star(p);
-}
-
-double link_bytes(const sim::SystemResult& r, const std::string& name) {
-  for (const auto& l : r.links)
-    if (l.link == name) return l.bytes;
-  return 0;
-}
-
-}  // namespace
-
 TEST_CASE("luwu-star racks: contiguous blocks of workers under top-of-rack switches, trunked to the cluster switch") {
-  auto topo = racked_star(7, 3);
+  auto topo = star(7, 3);
   // 7 workers over 3 racks: 3, 2, 2.
   const int expected_rack[] = {0, 0, 0, 1, 1, 2, 2};
   const auto gpus = topo.gpus();
@@ -49,10 +32,10 @@ TEST_CASE("luwu-star racks: contiguous blocks of workers under top-of-rack switc
 
 TEST_CASE("luwu-star racks: each switch's ports bound its rack or the racks, with errors that say which") {
   // The Tofino profile has 64 ports: 63 workers and the trunk fill a rack switch.
-  CHECK_NOTHROW(racked_star(2 * 63, 2));
-  CHECK_THROWS_WITH_AS(racked_star(2 * 64, 2), doctest::Contains("workers per rack + 1 trunk"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(racked_star(64, 64), doctest::Contains("rack trunks"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(racked_star(4, 5), doctest::Contains("racks (5)"), std::invalid_argument);
+  CHECK_NOTHROW(star(2 * 63, 2));
+  CHECK_THROWS_WITH_AS(star(2 * 64, 2), doctest::Contains("workers per rack + 1 trunk"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(star(64, 64), doctest::Contains("rack trunks"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(star(4, 5), doctest::Contains("racks (5)"), std::invalid_argument);
 }
 
 TEST_CASE("luwu across racks: a worker moves what it moves under one switch, and each trunk carries one "
@@ -61,7 +44,7 @@ TEST_CASE("luwu across racks: a worker moves what it moves under one switch, and
   const std::uint64_t params = 8'000'000;
   auto trace = synthetic_trace(layers, params, 1e12);
   auto flat_topo = star(n);
-  auto racked_topo = racked_star(n, racks);
+  auto racked_topo = star(n, racks);
   auto flat = sim::simulate_system(trace, flat_topo, sim::hardware_of(flat_topo), *make_system("luwu"), {});
   auto racked = sim::simulate_system(trace, racked_topo, sim::hardware_of(racked_topo), *make_system("luwu"), {});
   REQUIRE(flat.feasible);
@@ -87,7 +70,7 @@ TEST_CASE("switchml across racks: the sums are multicast down the tree, so a tru
   const int n = 6, racks = 3, layers = 2;
   const std::uint64_t params = 4'000'000;
   auto trace = synthetic_trace(layers, params, 1e12);
-  auto topo = racked_star(n, racks);
+  auto topo = star(n, racks);
   auto r = sim::simulate_system(trace, topo, sim::hardware_of(topo), *make_system("switchml"), {});
   REQUIRE(r.feasible);
   // Every worker sends its gradient and gets the sum back, 4-byte integers on the wire.

@@ -18,12 +18,6 @@ using namespace sim_test;
 
 namespace {
 
-double link_bytes(const sim::SystemResult& r, const std::string& name) {
-  for (const auto& l : r.links)
-    if (l.link == name) return l.bytes;
-  return 0;
-}
-
 double storage(const sim::SystemResult& r, const std::string& key) {
   auto it = r.storage_bytes.find(key);
   return it == r.storage_bytes.end() ? 0 : it->second;

@@ -11,6 +11,7 @@
 #include "models/host.hpp"
 #include "models/optimizer_cost.hpp"
 #include "sim/engine/hardware.hpp"
+#include "sim/experiment/result.hpp"
 #include "sim/systems/registry.hpp"
 #include "topologies/builders.hpp"
 #include "topologies/routes.hpp"
@@ -80,10 +81,19 @@ inline Path gpu_to_switch(const topologies::Topology& topo, int rank) {
   return path(topo, topo.gpus()[rank], *topo.find_vertex("switch"));
 }
 
-inline topologies::Topology star(int workers) {
+// Single-GPU workers on a Tofino (luwu-star), in `racks` top-of-rack switches when more than one.
+inline topologies::Topology star(int workers, int racks = 1) {
   topologies::LuwuStarParams p;
   p.workers = workers;
+  p.racks = racks;
   return topologies::build_luwu_star(p);
+}
+
+// Bytes a result counted on one directed link ("<from>--<to>_UP" runs from..to), 0 if none.
+inline double link_bytes(const sim::SystemResult& r, const std::string& name) {
+  for (const auto& l : r.links)
+    if (l.link == name) return l.bytes;
+  return 0;
 }
 
 inline sim::Hardware quiet_hardware(const topologies::Topology& topo) {
