@@ -24,7 +24,18 @@ namespace luwu::sim {
 // guard page stays: an overflow then stops the simulation (SIGSEGV, reported by isolated_run)
 // instead of silently corrupting memory; dropping it (1.6 s measured) needs the deepest actor
 // stack measured first, which has not been done.
+// AddressSanitizer's frames are several times larger (a 128 KiB stack overflowed under it in
+// SimGrid's own mailbox get): sanitized builds keep SimGrid's default 8 MiB.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LUWUSIM_ADDRESS_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(LUWUSIM_ADDRESS_SANITIZER)
+inline constexpr int kActorStackKiB = 8192;
+#else
 inline constexpr int kActorStackKiB = 128;
+#endif
 inline constexpr int kActorStackGuardPages = 1;
 
 // LUWUSIM_SIMGRID_CONFIG="key:value key:value" (e.g. "contexts/stack-size:16") overrides SimGrid
