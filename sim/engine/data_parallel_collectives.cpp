@@ -55,7 +55,7 @@ DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*
 const CommGroup& DataParallelCollectives::group(const std::string& name, const std::vector<int>& ranks, bool paced) {
   auto it = groups_.find(name);
   if (it != groups_.end()) return it->second;
-  CommGroup g{name, {}, {}};
+  CommGroup g{prefix_ + name, {}, {}};
   for (int r : ranks) {
     g.members.push_back(hosts_[r]);
     if (paced && !engines_.empty()) g.engines.push_back(engines_[r]);

@@ -45,6 +45,10 @@ class DataParallelCollectives {
   // the switch with "in-network"): the servers' sums of one shard of buffer_bytes.
   void all_reduce_across_servers(const std::string& tag, int rank, double buffer_bytes);
 
+  // Prefixes the names of its groups' mailboxes: several instances in one simulation (one per
+  // tensor x pipeline slice of a model-parallel layout) must not share them.
+  void set_group_prefix(std::string prefix) { prefix_ = std::move(prefix); }
+
   int world_size() const { return static_cast<int>(hosts_.size()); }
   CollectiveAlgorithm algorithm() const { return algorithm_; }
   // What Auto runs for one collective of `bytes` (the configured algorithm otherwise); the same on
@@ -77,6 +81,7 @@ class DataParallelCollectives {
   CollectiveAlgorithm algorithm_;
   CollectiveContext context_;
   std::map<std::string, CommGroup> groups_;
+  std::string prefix_;
   simgrid::s4u::Host* aggregator_ = nullptr;
   std::map<std::string, InNetworkGroup> in_network_groups_;
   bool even_servers_ = true;

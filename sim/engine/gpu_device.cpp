@@ -96,13 +96,17 @@ void GpuDevice::wait(const CompletionPtr& done, WaitCause cause, const std::stri
   if (done->done()) return;
   double start = simgrid::s4u::Engine::get_clock();
   done->wait();
-  double waited = simgrid::s4u::Engine::get_clock() - start;
+  account_wait(cause, label, start);
+}
+
+void GpuDevice::account_wait(WaitCause cause, const std::string& label, double since_s) {
+  double waited = simgrid::s4u::Engine::get_clock() - since_s;
   switch (cause) {
     case WaitCause::Communication: times_.communication_wait_s += waited; break;
     case WaitCause::Optimizer: times_.optimizer_s += waited; break;
     case WaitCause::Io: times_.io_wait_s += waited; break;
   }
-  if (waited > 0 && timeline_->enabled()) timeline_->add(name_, "compute", "wait: " + label, "idle", start, start + waited);
+  if (waited > 0 && timeline_->enabled()) timeline_->add(name_, "compute", "wait: " + label, "idle", since_s, since_s + waited);
 }
 
 double GpuDevice::load_share(LoadKind kind) const {

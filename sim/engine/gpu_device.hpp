@@ -47,6 +47,9 @@ struct RankTimes {
   bool finished = false;        // the rank's actor reached the end of its iteration
   std::uint64_t kernels = 0;    // kernels executed, for the simulator's own statistics
   double undisturbed_compute_s = 0;  // what compute_s would be with nothing beside the kernels
+  // Parts of communication_wait_s: tensor-parallel collectives, pipeline receives.
+  double tensor_collective_s = 0;
+  double pipeline_wait_s = 0;
   // Not part of the compute stream's time: how long collectives waited for SMs to launch.
   double collective_launch_wait_s = 0;
 };
@@ -57,6 +60,9 @@ class GpuDevice {
   // engine's speed during a GEMM is (1 - spec.collective_bandwidth_drop) times it.
   GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline,
             SmSharing sharing = SmSharing::NonPreemptive, double network_goodput_Bps = 0);
+  // The name its timeline tracks carry ("gpu<rank>" unless renamed: with model parallelism a GPU's
+  // rank in its data-parallel group is not its rank in the cluster).
+  void rename(std::string name) { name_ = std::move(name); }
 
   int rank() const { return rank_; }
   simgrid::s4u::Host* host() const { return host_; }
@@ -75,6 +81,8 @@ class GpuDevice {
   void optimizer_step(const std::string& label, double seconds);
   // Blocks the compute stream until `done`; the wait is charged to `cause`.
   void wait(const CompletionPtr& done, WaitCause cause, const std::string& label);
+  // Charges the compute stream's time since `since_s` to `cause` (the caller blocked on it itself).
+  void account_wait(WaitCause cause, const std::string& label, double since_s);
   // Kernels launched on the compute stream so far: a collective records it when it is issued.
   std::uint64_t kernels_launched() const { return launched_; }
   // Called by a collective's actor before its kernel starts: returns once it has its SMs.

@@ -83,6 +83,9 @@ luwu::Json result_to_json(const SystemResult& r, bool with_links) {
                       {"idle", r.breakdown.idle_s}};
   j["gpu_contention_s"] = {{"compute_stretch", r.contention.compute_stretch_s},
                            {"collective_launch_wait", r.contention.collective_launch_wait_s}};
+  if (r.model_parallel)
+    j["model_parallel_s"] = {{"tensor_collectives", r.model_parallel->tensor_collectives_s},
+                             {"pipeline_waits", r.model_parallel->pipeline_waits_s}};
   j["network_bytes_per_worker"] = {{"sent", r.sent_bytes_per_worker}, {"received", r.received_bytes_per_worker}};
   j["gpu_peak_memory_bytes"] = r.gpu_peak_memory_bytes;
   j["memory"] = r.memory;
@@ -121,6 +124,9 @@ SystemResult result_from_json(const luwu::Json& j) {
     const auto& c = j.at("gpu_contention_s");
     r.contention = {c.at("compute_stretch").get<double>(), c.at("collective_launch_wait").get<double>()};
   }
+  if (j.contains("model_parallel_s"))
+    r.model_parallel = ModelParallelTimes{j.at("model_parallel_s").at("tensor_collectives").get<double>(),
+                                          j.at("model_parallel_s").at("pipeline_waits").get<double>()};
   r.sent_bytes_per_worker = j.at("network_bytes_per_worker").at("sent").get<double>();
   r.received_bytes_per_worker = j.at("network_bytes_per_worker").at("received").get<double>();
   r.gpu_peak_memory_bytes = j.at("gpu_peak_memory_bytes").get<std::vector<double>>();

@@ -25,6 +25,14 @@ struct GpuContention {
   double collective_launch_wait_s = 0;   // collectives waiting for a kernel boundary to launch (not in the sum)
 };
 
+// With tensor or pipeline parallelism: the parts of exposed_communication_s that are theirs (per
+// rank, averaged).  Pipeline waits are a stage's receives: its neighbour's compute (the bubble) and
+// the transfer.
+struct ModelParallelTimes {
+  double tensor_collectives_s = 0;
+  double pipeline_waits_s = 0;
+};
+
 struct LinkUse {
   std::string link;        // SimGrid link name (<edge name>_UP or _DOWN)
   double bytes = 0;
@@ -66,6 +74,7 @@ struct SystemResult {
   double mfu = 0;             // model FLOPs (forward + backward, no recompute) / (time x peak)
   Breakdown breakdown;
   GpuContention contention;  // per rank, averaged
+  std::optional<ModelParallelTimes> model_parallel;  // only with tensor or pipeline parallelism
   double sent_bytes_per_worker = 0;
   double received_bytes_per_worker = 0;
   std::vector<LinkUse> links;              // sorted by name

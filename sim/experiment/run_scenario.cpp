@@ -12,6 +12,8 @@
 #include "sim/engine/hardware.hpp"
 #include "sim/experiment/cluster_cost.hpp"
 #include "sim/experiment/simulate.hpp"
+#include "workloads/layer_accounting.hpp"
+#include "workloads/stage_trace.hpp"
 
 namespace luwu::sim {
 namespace {
@@ -36,9 +38,18 @@ void check_simulation_budget(const Scenario& scenario) {
   // Every rank replays every kernel of its trace: one micro-batch's, grad_accum times, per GPU.
   workloads::TrainingConfig one_micro_batch = scenario.training;
   one_micro_batch.grad_accum = 1;
-  const auto per_micro_batch =
-      scenario.trace ? static_cast<long double>(scenario.trace->kernel_count()) / scenario.training.grad_accum
-                     : static_cast<long double>(workloads::generate_trace(scenario.model, one_micro_batch).kernel_count());
+  long double per_micro_batch = 0;
+  if (scenario.trace) {
+    per_micro_batch = static_cast<long double>(scenario.trace->kernel_count()) / scenario.training.grad_accum;
+  } else if (scenario.layout.whole_model_per_gpu()) {
+    per_micro_batch = static_cast<long double>(workloads::generate_trace(scenario.model, one_micro_batch).kernel_count());
+  } else {
+    // The stages' GPUs: a stage's kernels on each of its tensor x data GPUs, averaged over stages.
+    for (int p = 0; p < scenario.layout.pipeline; ++p)
+      per_micro_batch += static_cast<long double>(
+          workloads::generate_stage_trace(scenario.model, one_micro_batch, scenario.layout, p).kernel_count());
+    per_micro_batch /= scenario.layout.pipeline;
+  }
   const long double kernels = per_micro_batch * scenario.training.grad_accum * gpus;
   if (kernels > kMaxSimulatedKernels)
     throw InputError(scenario.file, "$.training.grad_accum",
@@ -75,12 +86,15 @@ DetailedFlowEstimate estimate_detailed_flows(const workloads::Trace& trace, long
 
 void check_detailed_budget(const Scenario& scenario, long double max_flows) {
   if (scenario.mode != ModeChoice::Detailed) return;
-  const auto gpus = static_cast<long double>(scenario.topology.gpus().size());
+  // With model parallelism the system's collectives run in each data-parallel group: the whole
+  // model's collectives over its `data` GPUs, in `tensor` groups side by side (a stage's GPUs of
+  // different tensor index).
+  const auto gpus = static_cast<long double>(scenario.layout.data);
   const auto [trace, repeats] = trace_for_budget(scenario);
   DetailedFlowEstimate e = estimate_detailed_flows(trace, gpus);
   e.collectives *= repeats;
-  e.detailed_flows *= repeats;
-  e.coarse_flows *= repeats;
+  e.detailed_flows *= repeats * scenario.layout.tensor;
+  e.coarse_flows *= repeats * scenario.layout.tensor;
   if (e.detailed_flows <= max_flows) return;
   throw InputError(scenario.file, "$.simulation.mode",
                    fmt::format("detailed collectives would simulate about {:.3g} flows ({:.0f} ring collectives x "
@@ -108,10 +122,22 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   check_simulation_budget(scenario);
   if (!options.force)
     check_detailed_budget(scenario, options.max_detailed_flows > 0 ? options.max_detailed_flows : kMaxDetailedFlows);
+  const workloads::ParallelLayout& layout = scenario.layout;
   say(scenario.trace ? "replaying the trace " + scenario.trace_file + " (" + scenario.model.name + ")"
-                     : "generating the trace of " + scenario.model.name);
+      : layout.whole_model_per_gpu()
+          ? "generating the trace of " + scenario.model.name
+          : fmt::format("generating the traces of {}'s {} pipeline stages", scenario.model.name, layout.pipeline));
   std::optional<workloads::KernelTimesReport> kernel_times;
-  const auto trace = scenario_trace(scenario, &kernel_times);
+  const std::vector<workloads::Trace> stages = scenario_stage_traces(scenario, &kernel_times);
+  const workloads::Trace& trace = stages.front();
+  ParallelWorkload workload{layout, {}};
+  double flops_per_gpu = 0;
+  for (const auto& stage : stages) {
+    workload.stages.push_back(&stage);
+    flops_per_gpu += stage.flops_per_iteration() / layout.pipeline;
+  }
+  std::uint64_t model_params = 0;  // the whole model's, not one stage's
+  for (const auto& layer : workloads::layer_infos(scenario.model, scenario.training)) model_params += layer.params;
   if (kernel_times) say(workloads::kernel_times_summary(*kernel_times));
   const Hardware& hardware = scenario.hardware;
   const int workers = static_cast<int>(scenario.topology.gpus().size());
@@ -123,7 +149,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   run.summary = {{"name", scenario.name},
                  {"description", scenario.description},
                  {"model", scenario.model.name},
-                 {"params", trace.total_params()},
+                 {"params", layout.whole_model_per_gpu() ? trace.total_params() : model_params},
                  {"workers", workers},
                  {"gpu", hardware.gpu.name},
                  {"micro_batch", scenario.training.micro_batch},
@@ -131,17 +157,18 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                  {"grad_accum", scenario.training.grad_accum},
                  {"recompute", scenario.training.recompute},
                  {"dtype", workloads::to_string(scenario.training.dtype)},
-                 {"tokens_per_iteration", trace.tokens_per_iteration() * workers},
-                 {"flops_per_iteration_per_gpu", trace.flops_per_iteration()},
+                 {"tokens_per_iteration", trace.tokens_per_iteration() * layout.data},
+                 {"flops_per_iteration_per_gpu", flops_per_gpu},
                  {"cluster", scenario.cluster},
                  {"collective_mode", sim_options.mode == CollectiveMode::Detailed ? "detailed" : "coarse"},
                  {"routing", scenario.routing == topologies::RouteChoice::EcmpHash ? "ecmp" : "single-path"}};
   if (scenario.trace) run.summary["trace"] = scenario.trace_file;
+  if (!layout.whole_model_per_gpu()) run.summary["parallelism"] = workloads::layout_to_json(layout);
   if (kernel_times) run.summary["kernel_times"] = workloads::kernel_times_to_json(*kernel_times);
   int i = 0;
   for (const auto& s : systems) {
     say(fmt::format("[{}/{}] simulating {}", ++i, systems.size(), s->label()));
-    run.results.push_back(simulate_system(trace, scenario.topology, hardware, *s, sim_options));
+    run.results.push_back(simulate_parallel_system(workload, scenario.topology, hardware, *s, sim_options));
     auto& r = run.results.back();
     if (scenario.prices)
       r.cost = cost_to_json(cluster_cost(scenario.topology, *scenario.prices, {s->uses_worker_ssds(), s->uses_optimizer_node(), s->uses_parameter_servers()}),
@@ -230,6 +257,12 @@ std::string run_to_table(const ScenarioRun& run) {
                      units::count(s.at("params").get<double>()), s.at("workers").get<int>(),
                      s.at("gpu").get<std::string>(), s.at("micro_batch").get<int>(), s.at("seq_len").get<int>(),
                      s.at("grad_accum").get<int>(), s.at("recompute").get<bool>() ? "on" : "off");
+  if (s.contains("parallelism")) {
+    const auto& l = s.at("parallelism");
+    out << fmt::format("layout: tensor {} x pipeline {} ({}) x data {}{}\n", l.at("tensor").get<int>(),
+                       l.at("pipeline").get<int>(), l.at("pipeline_schedule").get<std::string>(), l.at("data").get<int>(),
+                       l.at("sequence_parallel").get<bool>() ? ", sequence parallel" : "");
+  }
   out << fmt::format("collectives simulated in {} mode\n\n", s.at("collective_mode").get<std::string>());
   std::size_t w = 20;  // the system column fits the longest label
   for (const auto& r : run.results) w = std::max(w, r.system.size());
@@ -262,6 +295,17 @@ std::string run_to_table(const ScenarioRun& run) {
                        units::seconds(r.contention.compute_stretch_s),
                        100 * r.contention.compute_stretch_s / std::max(1e-300, r.breakdown.compute_s - r.contention.compute_stretch_s),
                        units::seconds(r.contention.collective_launch_wait_s));
+  }
+  // What of the exposed communication is tensor and pipeline parallelism's.
+  bool model_parallel_header = false;
+  for (const auto& r : run.results) {
+    if (!r.feasible || !r.model_parallel) continue;
+    if (!model_parallel_header)
+      out << "\nTensor and pipeline parallelism (per GPU, inside exposed communication):\n";
+    model_parallel_header = true;
+    out << fmt::format("  {:<{}} tensor collectives {}; pipeline receives {} (bubble and transfers)\n", r.system, w,
+                       units::seconds(r.model_parallel->tensor_collectives_s),
+                       units::seconds(r.model_parallel->pipeline_waits_s));
   }
   // How routing spread the traffic between leaves over the spines (fat-trees only).
   bool spines_header = false;

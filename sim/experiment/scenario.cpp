@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "common/input_error.hpp"
 #include "common/units.hpp"
 #include "models/profile.hpp"
@@ -13,6 +15,7 @@
 #include "topologies/json_format.hpp"
 #include "topologies/validate.hpp"
 #include "workloads/model_catalog.hpp"
+#include "workloads/stage_trace.hpp"
 #include "workloads/training_json.hpp"
 
 namespace luwu::sim {
@@ -263,8 +266,8 @@ CollectiveMode Scenario::collective_mode() const {
 }
 
 Scenario scenario_from_json(const JsonNode& root) {
-  root.only_keys({"name", "description", "model", "training", "cluster", "systems", "simulation", "prices", "trace",
-                  "kernel_times"});
+  root.only_keys({"name", "description", "model", "training", "parallelism", "cluster", "systems", "simulation",
+                  "prices", "trace", "kernel_times"});
   Scenario s;
   s.file = root.file();
   s.name = root.get_string("name", std::filesystem::path(root.file()).stem().string());
@@ -311,6 +314,30 @@ Scenario scenario_from_json(const JsonNode& root) {
     root.at("cluster").fail(e.what());
   }
 
+  const int gpus = static_cast<int>(s.topology.gpus().size());
+  s.layout.data = gpus;
+  if (root.has("parallelism")) {
+    const JsonNode layout = root.at("parallelism");
+    if (root.has("trace"))
+      layout.fail("a replayed trace is one GPU's; for tensor or pipeline parallelism write \"model\" and "
+                  "\"training\" and luwusim generates each stage's trace");
+    layout.expect_object();
+    const bool data_given = layout.has("data");
+    s.layout = workloads::layout_from_json(layout, s.model, s.training);
+    const long long grid = static_cast<long long>(s.layout.tensor) * s.layout.pipeline;
+    if (!data_given) {
+      if (gpus % grid != 0)
+        layout.fail(fmt::format("tensor {} x pipeline {} = {} GPUs per data-parallel replica does not divide the "
+                                "cluster's {} GPUs",
+                                s.layout.tensor, s.layout.pipeline, grid, gpus));
+      s.layout.data = static_cast<int>(gpus / grid);
+    } else if (s.layout.gpus() != gpus) {
+      layout.at("data").fail(fmt::format("tensor {} x pipeline {} x data {} = {} GPUs, the cluster has {} (leave "
+                                         "\"data\" out and it is derived)",
+                                         s.layout.tensor, s.layout.pipeline, s.layout.data, s.layout.gpus(), gpus));
+    }
+  }
+
   JsonNode systems = root.at("systems");
   for (std::size_t i = 0; i < systems.size(); ++i) {
     s.systems.push_back(system_from_json(systems.at(i)));
@@ -353,12 +380,14 @@ Scenario scenario_from_json(const JsonNode& root) {
 
 void use_trace(Scenario& scenario, const std::string& file) {
   auto trace = std::make_shared<const workloads::Trace>(workloads::load_trace(file));
-  // The training systems run whole-model traces only: a stage's layers, tensor collectives and
-  // pipeline transfers (workloads/stage_trace.hpp) are not scheduled by any of them yet.
+  // A stage trace is one stage's GPU: the other stages' traces are not in the file.  A scenario's
+  // "parallelism" generates every stage's.
   if (!trace->layout.whole_model_per_gpu())
     throw std::invalid_argument(file + ": a tensor- or pipeline-parallel stage trace (tensor " +
                                 std::to_string(trace->layout.tensor) + ", pipeline " +
-                                std::to_string(trace->layout.pipeline) + ") is not simulated yet");
+                                std::to_string(trace->layout.pipeline) +
+                                ") holds one stage; simulate the layout with a scenario's \"parallelism\" and its "
+                                "\"model\" and \"training\", which generates every stage's trace");
   scenario.model = trace->model;
   scenario.training = trace->training;
   scenario.trace = std::move(trace);
@@ -367,6 +396,20 @@ void use_trace(Scenario& scenario, const std::string& file) {
 
 void use_kernel_times(Scenario& scenario, const std::string& file) {
   scenario.kernel_times = std::make_shared<const workloads::KernelProfile>(workloads::load_kineto_profile(file));
+}
+
+std::vector<workloads::Trace> scenario_stage_traces(const Scenario& scenario,
+                                                   std::optional<workloads::KernelTimesReport>* report) {
+  if (scenario.layout.whole_model_per_gpu()) return {scenario_trace(scenario, report)};
+  std::vector<workloads::Trace> stages;
+  for (int p = 0; p < scenario.layout.pipeline; ++p) {
+    stages.push_back(workloads::generate_stage_trace(scenario.model, scenario.training, scenario.layout, p));
+    if (scenario.kernel_times) {
+      auto r = workloads::apply_kernel_times(stages.back(), *scenario.kernel_times);
+      if (report && p == 0) *report = std::move(r);
+    }
+  }
+  return stages;
 }
 
 workloads::Trace scenario_trace(const Scenario& scenario, std::optional<workloads::KernelTimesReport>* report) {

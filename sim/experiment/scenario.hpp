@@ -4,6 +4,7 @@
 //    "model": "gpt3-175b" | {inline model, see workloads/model_config.hpp},
 //    "training": {"micro_batch": 16, "seq_len": 2048, "grad_accum": 1, "recompute": true,
 //                 "memory_efficient_attention": false, "dtype": "fp16"},
+//    "parallelism": {"tensor": 8, "pipeline": 16, "sequence_parallel": false, "pipeline_schedule": "1f1b"},
 //    "cluster": {"topology": "luwu-star" | "dgx" | "fat-tree", <builder arguments>}
 //             | {"topology_file": "path.json"},
 //    "systems": ["ddp", {"name": "zero3", "param_fetch": "layer"}, ...],
@@ -15,6 +16,11 @@
 // kernel durations replace the analytic ones by the rule of workloads/kernel_times.hpp.  Both are
 // resolved against the scenario file's folder when relative; `luwusim run --trace/--kernel-times`
 // set them too.
+// "parallelism" (workloads/parallel_layout.hpp; absent: every GPU trains the whole model) lays the
+// cluster's GPUs out as tensor x pipeline x data, ranks in Megatron-LM's order (tensor innermost,
+// sim/engine/model_parallel_comm.hpp); "data" is derived from the GPU count when left out, and
+// must match it when given.  grad_accum is the micro-batches per iteration, the pipeline's too.
+// The training systems reduce gradients over each data-parallel group.
 // Builder arguments are the fields of topologies/builders.hpp's parameter structs under the same
 // names (workers, servers, gpus_per_server, ...), profiles by role ("gpu", "nic", "switch", ...),
 // and "network" as a rate with its unit ("100Gb/s").  A relative topology_file is resolved
@@ -51,6 +57,7 @@
 #include "topologies/topology.hpp"
 #include "workloads/kernel_times.hpp"
 #include "workloads/model_config.hpp"
+#include "workloads/parallel_layout.hpp"
 #include "workloads/trace.hpp"
 #include "workloads/training_config.hpp"
 
@@ -66,6 +73,7 @@ struct Scenario {
   std::string file;
   workloads::ModelConfig model;
   workloads::TrainingConfig training;
+  workloads::ParallelLayout layout;  // "parallelism"; data = every GPU without it
   topologies::Topology topology;
   Hardware hardware;  // the topology resolved into typed specs once, at load (sim/engine/hardware.hpp)
   luwu::Json cluster = luwu::Json::object();  // as written, for the record
@@ -92,6 +100,10 @@ void use_kernel_times(Scenario& scenario, const std::string& file);
 // The trace the scenario replays: its trace file's, or one generated from its model and training;
 // with its kernel times applied (and `report` set) when it has a profile.
 workloads::Trace scenario_trace(const Scenario& scenario, std::optional<workloads::KernelTimesReport>* report = nullptr);
+// Each pipeline stage's trace under the scenario's layout (one, scenario_trace's, without model
+// parallelism); the report is the first stage's.
+std::vector<workloads::Trace> scenario_stage_traces(const Scenario& scenario,
+                                                   std::optional<workloads::KernelTimesReport>* report = nullptr);
 Scenario load_scenario(const std::string& file);
 
 // Builds a topology from a builder name and its JSON arguments (the "cluster" object).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -14,6 +15,7 @@
 #include "models/gpu.hpp"
 #include "sim/engine/cluster_roles.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/engine/model_parallel_comm.hpp"
 #include "sim/experiment/isolated_run.hpp"
 #include "sim/experiment/spine_utilization.hpp"
 #include "sim/systems/schedule.hpp"
@@ -22,11 +24,22 @@
 namespace luwu::sim {
 namespace {
 
+// One data-parallel group of a layout: the GPUs of one pipeline stage and one tensor-parallel
+// index, with the training system's schedule over them (the whole cluster without tensor or
+// pipeline parallelism).
+struct DataParallelSlice {
+  ClusterRoles roles;
+  std::unique_ptr<DataParallelCollectives> collectives;
+  std::unique_ptr<ClusterEnv> cluster;
+  std::unique_ptr<Schedule> schedule;
+};
+
 // Runs inside the simulation process: the engine, the platform, one actor per rank.
-luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topologies::Topology& topo,
+luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topologies::Topology& topo,
                                     const Hardware& hardware, const System& system,
                                     const SimulationOptions& options) {
   const models::GpuSpec& gpu_spec = hardware.gpu;
+  const workloads::ParallelLayout& layout = workload.layout;
   auto engine = make_engine();
   topologies::LoweringOptions lowering;
   lowering.route_choice = options.routing;
@@ -34,6 +47,7 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
 
   const ClusterRoles roles = roles_of(topo, platform);
   const int world = roles.world();
+  const bool model_parallel = !layout.whole_model_per_gpu();
 
   Timeline timeline(options.record_timeline);
   TrafficMeter traffic;
@@ -42,21 +56,46 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
   std::vector<std::unique_ptr<GpuDevice>> gpus;
   std::vector<simgrid::s4u::Host*> engines;
   for (int r = 0; r < world; ++r) {
-    gpus.push_back(std::make_unique<GpuDevice>(r, roles.ranks[r].gpu, gpu_spec, &timeline,
-                                               collective_settings.sm_sharing, hardware.worker_nic.goodput_Bps()));
+    // The system sees a GPU by its rank in its data-parallel group.
+    gpus.push_back(std::make_unique<GpuDevice>(parallel_coords(layout, r).data, roles.ranks[r].gpu, gpu_spec,
+                                               &timeline, collective_settings.sm_sharing,
+                                               hardware.worker_nic.goodput_Bps()));
+    if (model_parallel) gpus.back()->rename("gpu" + std::to_string(r));
     engines.push_back(gpus.back()->collective_engine());
   }
-  DataParallelCollectives collectives(roles.gpu_hosts(), roles.servers(), collective_settings.algorithm,
-                                      CollectiveContext{options.mode, &traffic}, engines,
-                                      hardware.network_switch ? roles.network_switch : nullptr);
-  ClusterEnv cluster{trace, hardware, roles, collectives, traffic, timeline, {}};
-  for (auto& g : gpus) cluster.gpus.push_back(g.get());
-  auto schedule = system.make_schedule(cluster);
+  const CollectiveContext context{options.mode, &traffic};
+  std::vector<std::unique_ptr<DataParallelSlice>> slices;  // by stage, then tensor index
+  for (int p = 0; p < layout.pipeline; ++p)
+    for (int t = 0; t < layout.tensor; ++t) {
+      auto slice = std::make_unique<DataParallelSlice>();
+      slice->roles = roles;
+      slice->roles.ranks.clear();
+      std::vector<simgrid::s4u::Host*> slice_engines;
+      for (int d = 0; d < layout.data; ++d) {
+        const int r = parallel_rank(layout, {t, d, p});
+        slice->roles.ranks.push_back(roles.ranks[r]);
+        slice_engines.push_back(engines[r]);
+      }
+      slice->collectives = std::make_unique<DataParallelCollectives>(
+          slice->roles.gpu_hosts(), slice->roles.servers(), collective_settings.algorithm, context, slice_engines,
+          hardware.network_switch ? roles.network_switch : nullptr);
+      if (model_parallel) slice->collectives->set_group_prefix(fmt::format("p{}t{}/", p, t));
+      slice->cluster = std::make_unique<ClusterEnv>(ClusterEnv{*workload.stages[static_cast<std::size_t>(p)], hardware,
+                                                               slice->roles, *slice->collectives, traffic, timeline, {}});
+      for (int d = 0; d < layout.data; ++d) slice->cluster->gpus.push_back(gpus[parallel_rank(layout, {t, d, p})].get());
+      slice->schedule = system.make_schedule(*slice->cluster);
+      slices.push_back(std::move(slice));
+    }
+  std::optional<ModelParallelComm> model_parallel_comm;
+  if (model_parallel) model_parallel_comm.emplace(layout, roles.gpu_hosts(), context);
 
   for (int r = 0; r < world; ++r) {
-    simgrid::s4u::Actor::create("rank" + std::to_string(r), roles.ranks[r].gpu, [&, r] {
-      RankEnv env{cluster, *gpus[r], roles.ranks[r]};
-      schedule->run_rank(env);
+    const ParallelCoords c = parallel_coords(layout, r);
+    DataParallelSlice& slice = *slices[static_cast<std::size_t>(c.stage * layout.tensor + c.tensor)];
+    simgrid::s4u::Actor::create("rank" + std::to_string(r), roles.ranks[r].gpu, [&, r, c] {
+      RankEnv env{*slice.cluster, *gpus[r], slice.roles.ranks[static_cast<std::size_t>(c.data)],
+                  model_parallel_comm ? &*model_parallel_comm : nullptr, r};
+      slice.schedule->run_rank(env);
       gpus[r]->times().finish_s = simgrid::s4u::Engine::get_clock();
       gpus[r]->times().finished = true;
     });
@@ -88,6 +127,11 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     result.breakdown.io_stall_s += rt.io_wait_s / world;
     result.contention.compute_stretch_s += (rt.compute_s - rt.undisturbed_compute_s) / world;
     result.contention.collective_launch_wait_s += rt.collective_launch_wait_s / world;
+    if (model_parallel) {
+      if (!result.model_parallel) result.model_parallel.emplace();
+      result.model_parallel->tensor_collectives_s += rt.tensor_collective_s / world;
+      result.model_parallel->pipeline_waits_s += rt.pipeline_wait_s / world;
+    }
     // Idle is what the accounted parts leave; rounding can leave a negative crumb.
     double idle = t - rt.compute_s - rt.communication_wait_s - rt.optimizer_s - rt.io_wait_s;
     result.breakdown.idle_s += (idle > 1e-9 * t ? idle : 0.0) / world;
@@ -109,10 +153,18 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     result.sent_bytes_per_worker += traffic.bytes_on(platform.directed_link(topo, edge, nic)) / world;
     result.received_bytes_per_worker += traffic.bytes_on(platform.directed_link(topo, edge, *sw)) / world;
   }
-  result.tokens_per_s = trace.tokens_per_iteration() * world / t;
-  result.tflops_per_gpu = trace.flops_per_iteration() / t / 1e12;
-  const double model_flops = trace.flops_of(workloads::OpKind::Forward) + trace.flops_of(workloads::OpKind::Backward);
-  result.mfu = model_flops / (t * gpu_spec.peak_flops(precision_of(trace.training.dtype)));
+  // Every stage's GPUs process the same tokens; the FLOPs are each GPU's, averaged over the stages.
+  const workloads::Trace& first_stage = *workload.stages.front();
+  result.tokens_per_s = first_stage.tokens_per_iteration() * layout.data / t;
+  double flops = 0, model_flops = 0;
+  for (const auto* stage : workload.stages) {
+    flops += stage->flops_per_iteration();
+    model_flops += stage->flops_of(workloads::OpKind::Forward) + stage->flops_of(workloads::OpKind::Backward);
+  }
+  flops /= layout.pipeline;
+  model_flops /= layout.pipeline;
+  result.tflops_per_gpu = flops / t / 1e12;
+  result.mfu = model_flops / (t * gpu_spec.peak_flops(precision_of(first_stage.training.dtype)));
   for (const auto& [name, bytes] : traffic.link_bytes_by_name()) {
     double bw = simgrid::s4u::Link::by_name(name)->get_bandwidth();
     result.links.push_back({name, bytes, bw, bytes / (bw * t)});
@@ -134,27 +186,54 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
 SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
                              const Hardware& hardware, const System& system,
                              const SimulationOptions& options) {
+  ParallelWorkload workload;
+  workload.layout.data = static_cast<int>(topology.gpus().size());
+  workload.stages = {&trace};
+  return simulate_parallel_system(workload, topology, hardware, system, options);
+}
+
+SystemResult simulate_parallel_system(const ParallelWorkload& workload, const topologies::Topology& topology,
+                                      const Hardware& hardware, const System& system,
+                                      const SimulationOptions& options) {
   const int world = static_cast<int>(topology.gpus().size());
   if (world > kMaxSimulatedGpus)
     throw std::invalid_argument(fmt::format("{} GPUs: luwusim simulates at most {} GPUs in one process",
                                             world, kMaxSimulatedGpus));
+  const workloads::ParallelLayout& layout = workload.layout;
+  if (layout.gpus() != world || static_cast<int>(workload.stages.size()) != layout.pipeline)
+    throw std::invalid_argument(fmt::format("a {} x {} x {} layout with {} stage traces on a cluster of {} GPUs",
+                                            layout.tensor, layout.pipeline, layout.data, workload.stages.size(), world));
 
-  const Fit fit = system.fit(trace, hardware);
+  // Each stage's GPUs hold that stage's share of the model: the stage that fits worst decides.
+  std::vector<Fit> fits;
+  std::size_t worst = 0;
+  for (std::size_t p = 0; p < workload.stages.size(); ++p) {
+    fits.push_back(system.fit(*workload.stages[p], hardware));
+    const Fit& f = fits.back();
+    const Fit& w = fits[worst];
+    if ((!f.runs() && w.runs()) || (f.runs() == w.runs() && f.footprint.gpu_total_bytes() > w.footprint.gpu_total_bytes()))
+      worst = p;
+  }
+  const Fit& fit = fits[worst];
   SystemResult result;
   if (!fit.runs() && options.check_memory) {
     result.system = system.label();
     result.workers = world;
     result.feasible = false;
-    result.reason = fit.problem;
+    result.reason = layout.pipeline > 1 ? fmt::format("pipeline stage {}: {}", worst, fit.problem) : fit.problem;
     result.memory = footprint_to_json(fit.footprint);
     return result;
   }
 
-  auto outcome = run_isolated([&] { return simulate_in_this_process(trace, topology, hardware, system, options).dump(); });
+  auto outcome =
+      run_isolated([&] { return simulate_in_this_process(workload, topology, hardware, system, options).dump(); });
   throw_unless_ok(outcome, "simulating " + system.label());
   result = result_from_json(luwu::Json::parse(outcome.output));
   result.memory = footprint_to_json(fit.footprint);
-  result.gpu_peak_memory_bytes.assign(static_cast<std::size_t>(world), static_cast<double>(fit.footprint.gpu_total_bytes()));
+  result.gpu_peak_memory_bytes.resize(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r)
+    result.gpu_peak_memory_bytes[static_cast<std::size_t>(r)] = static_cast<double>(
+        fits[static_cast<std::size_t>(parallel_coords(layout, r).stage)].footprint.gpu_total_bytes());
   return result;
 }
 

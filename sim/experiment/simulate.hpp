@@ -8,6 +8,7 @@
 #include "sim/experiment/result.hpp"
 #include "sim/systems/system.hpp"
 #include "topologies/topology.hpp"
+#include "workloads/parallel_layout.hpp"
 #include "workloads/trace.hpp"
 
 namespace luwu::sim {
@@ -35,5 +36,17 @@ struct SimulationOptions {
 SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
                              const Hardware& hardware, const System& system,
                              const SimulationOptions& options);
+
+// Tensor x pipeline x data parallelism: each pipeline stage's trace (workloads/stage_trace.hpp),
+// run by the GPUs of that stage; the training system runs in every data-parallel group (the GPUs of
+// one stage and one tensor-parallel index), the tensor collectives and pipeline transfers between
+// them (sim/engine/model_parallel_comm.hpp, which also gives the rank order).
+struct ParallelWorkload {
+  workloads::ParallelLayout layout;               // layout.gpus() == the cluster's GPUs
+  std::vector<const workloads::Trace*> stages;    // by stage, layout.pipeline of them
+};
+SystemResult simulate_parallel_system(const ParallelWorkload& workload, const topologies::Topology& topology,
+                                      const Hardware& hardware, const System& system,
+                                      const SimulationOptions& options);
 
 }  // namespace luwu::sim

@@ -2,6 +2,8 @@
 
 #include "sim/systems/model_state.hpp"
 
+#include <stdexcept>
+
 namespace luwu::sim {
 
 const std::vector<KernelRun>& ClusterEnv::kernel_runs(const workloads::TraceOp& op) {
@@ -19,6 +21,12 @@ double RankEnv::gpu_optimizer_time_s(double params) const {
   const auto& g = gpu.spec();
   return models::optimizer_update_time_s(params, adam_cost(cluster.trace.training.dtype), g.hbm_Bps, g.hbm_Bps,
                                          g.peak_fp32_flops);
+}
+
+void RankEnv::model_parallel_op(const workloads::TraceOp& op) {
+  if (model_parallel == nullptr)
+    throw std::logic_error(workloads::to_string(op.kind) + " in a trace simulated without tensor or pipeline parallelism");
+  model_parallel->run(op, cluster_rank, gpu);
 }
 
 }  // namespace luwu::sim

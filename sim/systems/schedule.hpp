@@ -12,6 +12,7 @@
 #include "sim/engine/data_parallel_collectives.hpp"
 #include "sim/engine/gpu_device.hpp"
 #include "sim/engine/hardware.hpp"
+#include "sim/engine/model_parallel_comm.hpp"
 #include "sim/engine/op_timing.hpp"
 #include "sim/engine/timeline.hpp"
 #include "sim/engine/traffic_meter.hpp"
@@ -45,19 +46,35 @@ struct RankEnv {
   ClusterEnv& cluster;
   GpuDevice& gpu;
   const RankHosts& hosts;
+  // With tensor or pipeline parallelism: their communication, and this GPU's rank in the whole
+  // cluster (rank() is its rank in its data-parallel group, which is what the system sees).
+  ModelParallelComm* model_parallel = nullptr;
+  int cluster_rank = -1;
 
   int rank() const { return gpu.rank(); }
   int world() const { return cluster.world(); }
   const workloads::Trace& trace() const { return cluster.trace; }
-  // Runs the op's kernels on this rank's compute stream.
-  void compute(const workloads::TraceOp& op) { gpu.run_kernels(op_label(trace(), op), cluster.kernel_runs(op)); }
-  // Runs kernels [first, last) of the op (a schedule that waits for something between kernels).
+  // Runs the op's kernels on this rank's compute stream; a tensor collective or pipeline transfer
+  // of a stage trace blocks the stream while it runs (model_parallel_comm.hpp).
+  void compute(const workloads::TraceOp& op) {
+    if (!workloads::is_compute(op.kind)) return model_parallel_op(op);
+    gpu.run_kernels(op_label(trace(), op), cluster.kernel_runs(op));
+  }
+  // Runs kernels [first, last) of the op (a schedule that waits for something between kernels);
+  // an op without kernels (communication) runs whole on its first call.
   void compute(const workloads::TraceOp& op, std::size_t first, std::size_t last) {
+    if (!workloads::is_compute(op.kind)) {
+      if (first == 0) model_parallel_op(op);
+      return;
+    }
     const auto& runs = cluster.kernel_runs(op);
     if (first < last) gpu.run_kernels(op_label(trace(), op), std::span(runs).subspan(first, last - first));
   }
   // Adam over `params` parameters whose state is in this GPU's HBM (sim/systems/model_state.hpp).
   double gpu_optimizer_time_s(double params) const;
+
+ private:
+  void model_parallel_op(const workloads::TraceOp& op);
 };
 
 class Schedule {

@@ -1,5 +1,6 @@
 // `trace gen` with a tensor x pipeline layout writes one GPU of one stage; `trace show` reads it
-// back; bad layouts are exit 2 with the reason; `run` refuses a stage trace (not simulated yet).
+// back; bad layouts are exit 2 with the reason; `run` refuses to replay a stage trace (a scenario's
+// "parallelism" simulates every stage).
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -51,12 +52,13 @@ TEST_CASE("trace gen --tensor-parallel --pipeline-parallel --stage writes one GP
   CHECK(sp["pipeline_schedule"] == "gpipe");
   CHECK(sp["pipeline_send_bytes_per_iteration"] == 2 * 4 * bsh2 / 8);
 
-  // The simulator does not run stage traces yet, and says so.
+  // A stage trace holds one stage: replaying it is refused, pointing to a scenario's "parallelism".
   std::ofstream("pt-scenario.json") << R"({"name": "pt", "cluster": {"topology": "luwu-star", "workers": 2,
     "network": "100Gb/s"}, "systems": ["ddp"], "trace": "pt-stage.json"})";
   const auto run = run_luwusim("run pt-scenario.json");
   CHECK(run.exit_code == 2);
-  CHECK(contains(run.err, "not simulated yet"));
+  CHECK(contains(run.err, "holds one stage"));
+  CHECK(contains(run.err, "\"parallelism\""));
   for (const char* f : {"pt-stage.json", "pt-sp.json", "pt-scenario.json"}) std::remove(f);
 }
 

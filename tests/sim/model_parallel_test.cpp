@@ -1,0 +1,232 @@
+// Tensor and pipeline parallelism (sim/engine/model_parallel_comm.hpp, simulate_parallel_system):
+// - a pipeline of single-GPU stages replays each stage's trace as a plain dependency recurrence
+//   would (each op after the previous one on its stage; a receive after the matching send's
+//   flow, latency + bytes / bottleneck on its route), for 1F1B and GPipe;
+// - a tensor-parallel ring puts 2 (T-1)/T of each all-reduce's buffer on every GPU's NVLink, and
+//   (T-1)/T of each reduce-scatter's and all-gather's;
+// - with tensor x pipeline x data, a stage's GPUs send its activations (and receive their
+//   gradients) through their NICs, m per iteration, while the data-parallel all-reduce of a
+//   stage that sits in one server stays on its NVLink;
+// - a scenario's "parallelism" is checked against the cluster's GPUs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <deque>
+
+#include "common/input_error.hpp"
+#include "sim/engine/op_timing.hpp"
+#include "sim/experiment/scenario.hpp"
+#include "sim/experiment/simulate.hpp"
+#include "tests/sim/sim_test_support.hpp"
+#include "workloads/stage_trace.hpp"
+
+using namespace luwu;
+using namespace sim_test;
+
+namespace {
+
+const workloads::ModelConfig& gpt3_125m() { return *workloads::find_catalog_model("gpt3-125m"); }
+
+workloads::TrainingConfig pipeline_training(int micro_batches) {
+  workloads::TrainingConfig t;
+  t.micro_batch = 1;
+  t.seq_len = 2048;
+  t.grad_accum = micro_batches;
+  t.recompute = false;
+  return t;
+}
+
+struct Reference {
+  double iteration_s = 0;
+  double pipeline_waits_s = 0;  // summed over stages
+};
+
+// Each stage's ops in order on its own clock; a send's flow is alone on its route.
+Reference pipeline_reference(const std::vector<workloads::Trace>& stages, const topologies::Topology& topo,
+                             const sim::Hardware& hw) {
+  const std::size_t p = stages.size();
+  std::vector<double> clock(p, 0);
+  std::vector<std::size_t> next(p, 0);
+  std::vector<std::deque<double>> activations(p), gradients(p);  // arrival times at each stage
+  Reference ref;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (std::size_t s = 0; s < p; ++s) {
+      const auto& trace = stages[s];
+      for (; next[s] < trace.ops.size(); ++next[s], progress = true) {
+        const auto& op = trace.ops[next[s]];
+        using K = workloads::OpKind;
+        const auto bytes = static_cast<double>(op.comm_bytes);
+        if (workloads::is_compute(op.kind)) {
+          for (const auto& k : trace.kernels_of(op)) clock[s] += sim::kernel_run(k, hw.gpu, trace.training.dtype).seconds;
+        } else if (op.kind == K::SendActivation) {
+          activations[s + 1].push_back(clock[s] + gpu_to_gpu(topo, int(s), int(s + 1)).time_s(bytes));
+        } else if (op.kind == K::SendGradient) {
+          gradients[s - 1].push_back(clock[s] + gpu_to_gpu(topo, int(s), int(s - 1)).time_s(bytes));
+        } else {
+          auto& queue = op.kind == K::RecvActivation ? activations[s] : gradients[s];
+          if (queue.empty()) break;  // its sender has not got there yet
+          ref.pipeline_waits_s += std::max(0.0, queue.front() - clock[s]);
+          clock[s] = std::max(clock[s], queue.front());
+          queue.pop_front();
+        }
+      }
+    }
+  }
+  for (std::size_t s = 0; s < p; ++s) {
+    REQUIRE(next[s] == stages[s].ops.size());  // the reference itself found no deadlock
+    // DDP over one replica: no all-reduce, then Adam over the stage's parameters.
+    ref.iteration_s =
+        std::max(ref.iteration_s, clock[s] + gpu_optimizer_s(hw, static_cast<double>(stages[s].total_params())));
+  }
+  return ref;
+}
+
+sim::SystemResult simulate_layout(const std::vector<workloads::Trace>& stages, const workloads::ParallelLayout& layout,
+                                  const topologies::Topology& topo, const sim::Hardware& hw,
+                                  const std::string& system = "ddp") {
+  sim::ParallelWorkload workload{layout, {}};
+  for (const auto& s : stages) workload.stages.push_back(&s);
+  return sim::simulate_parallel_system(workload, topo, hw, *make_system(system), {});
+}
+
+std::vector<workloads::Trace> stage_traces(const workloads::TrainingConfig& training,
+                                           const workloads::ParallelLayout& layout) {
+  std::vector<workloads::Trace> stages;
+  for (int s = 0; s < layout.pipeline; ++s)
+    stages.push_back(workloads::generate_stage_trace(gpt3_125m(), training, layout, s));
+  return stages;
+}
+
+topologies::Topology dgx(int servers, int gpus_per_server) {
+  topologies::DgxParams p;
+  p.servers = servers;
+  p.gpus_per_server = gpus_per_server;
+  return topologies::build_dgx(p);
+}
+
+}  // namespace
+
+TEST_CASE("a pipeline of 4 single-GPU stages finishes when the stages' dependency recurrence does (1F1B, GPipe)") {
+  const auto topo = star(4);
+  const auto hw = quiet_hardware(topo);
+  for (auto schedule : {workloads::PipelineSchedule::OneFOneB, workloads::PipelineSchedule::GPipe}) {
+    CAPTURE(workloads::to_string(schedule));
+    workloads::ParallelLayout layout;
+    layout.pipeline = 4;
+    layout.pipeline_schedule = schedule;
+    const auto stages = stage_traces(pipeline_training(6), layout);
+    const Reference ref = pipeline_reference(stages, topo, hw);
+    const auto r = simulate_layout(stages, layout, topo, hw);
+    REQUIRE(r.feasible);
+    CHECK(r.iteration_time_s == doctest::Approx(ref.iteration_s).epsilon(1e-9));
+    REQUIRE(r.model_parallel);
+    CHECK(r.model_parallel->pipeline_waits_s == doctest::Approx(ref.pipeline_waits_s / 4).epsilon(1e-9));
+    CHECK(r.model_parallel->tensor_collectives_s == 0);
+    // Each stage sends m activations forward and m gradients back, where it has a neighbour.
+    const double a = static_cast<double>(workloads::pipeline_transfer_bytes(gpt3_125m(), pipeline_training(6), layout));
+    CHECK(r.sent_bytes_per_worker == doctest::Approx(6 * a * (3 + 3) / 4).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("1F1B's bubble: with more micro-batches the pipeline waits grow less than the iteration") {
+  // (p - 1) stage-times of bubble, whatever m: the waits' share of the iteration falls with m.
+  const auto topo = star(4);
+  const auto hw = quiet_hardware(topo);
+  workloads::ParallelLayout layout;
+  layout.pipeline = 4;
+  const auto few = simulate_layout(stage_traces(pipeline_training(4), layout), layout, topo, hw);
+  const auto many = simulate_layout(stage_traces(pipeline_training(16), layout), layout, topo, hw);
+  REQUIRE((few.model_parallel && many.model_parallel));
+  CHECK(many.model_parallel->pipeline_waits_s / many.iteration_time_s <
+        few.model_parallel->pipeline_waits_s / few.iteration_time_s);
+}
+
+TEST_CASE("tensor parallelism over 4 GPUs: each GPU's NVLink carries 2 (T-1)/T of every all-reduce, (T-1)/T of "
+          "every reduce-scatter and all-gather") {
+  const auto topo = dgx(1, 4);
+  const auto hw = quiet_hardware(topo);
+  for (bool sequence_parallel : {false, true}) {
+    CAPTURE(sequence_parallel);
+    workloads::ParallelLayout layout;
+    layout.tensor = 4;
+    layout.sequence_parallel = sequence_parallel;
+    workloads::TrainingConfig training = pipeline_training(2);
+    const auto stages = stage_traces(training, layout);
+    double expected = 0;
+    for (const auto& op : stages[0].ops) {
+      const double b = static_cast<double>(op.comm_bytes);
+      if (op.kind == workloads::OpKind::TensorAllReduce) expected += 2.0 * 3 / 4 * b;
+      if (op.kind == workloads::OpKind::TensorReduceScatter || op.kind == workloads::OpKind::TensorAllGather)
+        expected += 3.0 / 4 * b;
+    }
+    REQUIRE(expected > 0);
+    const auto r = simulate_layout(stages, layout, topo, hw);
+    REQUIRE(r.feasible);
+    for (int g = 0; g < 4; ++g) {
+      CAPTURE(g);
+      const std::string link = "gpu" + std::to_string(g) + "--nvswitch0_UP";
+      CHECK(link_bytes(r, link) == doctest::Approx(expected).epsilon(1e-9));
+    }
+    CHECK(r.sent_bytes_per_worker == 0);  // nothing leaves the server
+    REQUIRE(r.model_parallel);
+    CHECK(r.model_parallel->tensor_collectives_s > 0);
+    CHECK(r.model_parallel->pipeline_waits_s == 0);
+  }
+}
+
+TEST_CASE("tensor 2 x pipeline 2 x data 2 on two 4-GPU servers: the NICs carry the pipeline, NVLink the all-reduce") {
+  // Megatron's order puts ranks 0-3 (stage 0, both replicas) in server 0 and stage 1 in server 1.
+  const auto topo = dgx(2, 4);
+  const auto hw = quiet_hardware(topo);
+  workloads::ParallelLayout layout;
+  layout.tensor = 2;
+  layout.pipeline = 2;
+  layout.data = 2;
+  const int m = 3;
+  const auto training = pipeline_training(m);
+  const auto stages = stage_traces(training, layout);
+  const auto r = simulate_layout(stages, layout, topo, hw);
+  REQUIRE(r.feasible);
+  const double a = static_cast<double>(workloads::pipeline_transfer_bytes(gpt3_125m(), training, layout));
+  CHECK(r.sent_bytes_per_worker == doctest::Approx(m * a).epsilon(1e-12));
+  CHECK(r.received_bytes_per_worker == doctest::Approx(m * a).epsilon(1e-12));
+  // DDP's all-reduce of stage 0's gradient between ranks 0 and 2 (tensor index 0): a ring of 2
+  // sends half the buffer each way, once to reduce and once to gather, over the NVSwitch.
+  const double grad = 2.0 * static_cast<double>(stages[0].total_params());
+  double tensor = 0;
+  for (const auto& op : stages[0].ops)
+    if (op.kind == workloads::OpKind::TensorAllReduce) tensor += 2.0 * 1 / 2 * static_cast<double>(op.comm_bytes);
+  CHECK(link_bytes(r, "gpu0--nvswitch0_UP") == doctest::Approx(tensor + 2.0 * 1 / 2 * grad).epsilon(1e-9));
+}
+
+TEST_CASE("a scenario's parallelism: data derived from the GPUs, checked when given, refused with a trace") {
+  auto scenario = [](Json parallelism) {
+    Json j = Json::parse(R"({"name": "tp-pp", "model": "gpt3-125m",
+      "training": {"micro_batch": 1, "seq_len": 256, "grad_accum": 4},
+      "cluster": {"topology": "dgx", "servers": 2, "gpus_per_server": 4},
+      "systems": ["ddp"]})");
+    j["parallelism"] = std::move(parallelism);
+    return j;
+  };
+  auto failure = [](const Json& j) -> std::string {
+    try {
+      sim::scenario_from_json(JsonNode(j, "tp-pp.json"));
+    } catch (const InputError& e) {
+      return e.json_path() + ": " + e.what();
+    }
+    return "";
+  };
+  const auto s = sim::scenario_from_json(JsonNode(scenario({{"tensor", 2}, {"pipeline", 2}}), "tp-pp.json"));
+  CHECK(s.layout.data == 2);
+  CHECK(sim::scenario_stage_traces(s).size() == 2);
+  CHECK(failure(scenario({{"tensor", 2}, {"pipeline", 2}, {"data", 2}})).empty());
+  CHECK(failure(scenario({{"tensor", 2}, {"pipeline", 2}, {"data", 4}})).starts_with("$.parallelism.data"));
+  CHECK(failure(scenario({{"tensor", 3}})).starts_with("$.parallelism"));
+  // Without "parallelism" every GPU is a data-parallel rank of the whole model.
+  Json plain = scenario(Json::object());
+  plain.erase("parallelism");
+  const auto whole = sim::scenario_from_json(JsonNode(plain, "tp-pp.json"));
+  CHECK(whole.layout.whole_model_per_gpu());
+  CHECK(whole.layout.data == 8);
+}
