@@ -18,8 +18,9 @@
 //                 in DRAM min(X, C_d - R), the rest X - that in CXL
 //   "interleave"  pages spread over both tiers in proportion to their bandwidth (Linux's weighted
 //                 interleave, MPOL_WEIGHTED_INTERLEAVE since 6.9, weights set to the bandwidths),
-//                 so both tiers finish the step's stream together:
-//                 in CXL X * B_c / (B_d + B_c), the rest in DRAM
+//                 (B_c = 0 on a server without CXL: all in DRAM):
+//                 in CXL X * B_c / (B_d + B_c), the rest in DRAM.  The DRAM also carries the
+//                 gradient read and the 16-bit copy-out, so the tiers do not finish together
 //   "cxl-only"    all of X in CXL (numactl --membind to the expanders' node)
 //
 // Each tier's share must fit it (DRAM holds R besides its share): a placement that does not fit is
@@ -89,11 +90,11 @@ inline PlacedState place_host_state(const StatePlacementSettings& s, const model
     p.shares.dram_share = 1 - p.shares.cxl_share;
   }
   if (p.cxl_bytes > 0 && !host.cxl) {
+    // dram-first spilled past the DRAM, or cxl-only (interleave puts nothing in a tier that is not there)
     p.problem = s.policy == StatePlacementPolicy::DramFirst
                     ? does_not_fit("a worker server's DRAM", state_bytes + other_dram_bytes, dram_capacity)
-                    : "does not run: state_placement \"" +
-                          std::string(s.policy == StatePlacementPolicy::CxlOnly ? "cxl-only" : "interleave") +
-                          "\" needs CXL memory on the worker servers (cluster \"cxl_per_server\"); they have none";
+                    : "does not run: state_placement \"cxl-only\" needs CXL memory on the worker servers (cluster "
+                      "\"cxl_per_server\"); they have none";
     return p;
   }
   if (p.dram_bytes + other_dram_bytes > dram_capacity)

@@ -91,9 +91,13 @@ TEST_CASE("state placement: dram-first, interleave and cxl-only against closed f
   CHECK(only.problem == "");
   CHECK(sim::place_host_state(s, host, 250e9, 20e9).problem.find("CXL memory") != std::string::npos);
 
-  // Without CXL: cxl-only and interleave say what is missing; dram-first is the DRAM verdict.
+  // Without CXL: cxl-only says what is missing, interleave keeps it all in DRAM, dram-first is the
+  // DRAM verdict.
   auto no_cxl = two_tier_host(100e9, 100e9, 0, 0);
   CHECK(sim::place_host_state(s, no_cxl, 10e9, 0).problem.find("needs CXL memory") != std::string::npos);
+  s.policy = StatePlacementPolicy::Interleave;
+  CHECK(sim::place_host_state(s, no_cxl, 10e9, 0).cxl_bytes == 0);
+  CHECK(sim::place_host_state(s, no_cxl, 10e9, 0).problem == "");
   s.policy = StatePlacementPolicy::DramFirst;
   CHECK(sim::place_host_state(s, no_cxl, 10e9, 20e9).problem == "");
   CHECK(sim::place_host_state(s, no_cxl, 90e9, 20e9).problem ==
