@@ -144,3 +144,24 @@ TEST_CASE("a placement that does not fit is an infeasible result saying why") {
   CHECK(system_settings_error("zero-offload", {{"state_placement", "cxl-first"}}).find("state placement") !=
         std::string::npos);
 }
+
+TEST_CASE("ZeRO-Infinity with offload dram places its optimizer state too, with nvme the setting is refused") {
+  // The CPU step ends the iteration after backward, so moving the state to CXL changes the
+  // iteration by exactly the step's difference: 24 P / B_cxl against the DRAM-only step.
+  auto topo = one_gpu_server(1);
+  auto hw = quiet_hardware(topo);
+  const std::uint64_t params = 40'000'000;
+  auto trace = synthetic_trace(2, params, 1e12);
+  const double P = 2.0 * params;
+  auto dram = sim::simulate_system(trace, topo, hw, *make_system("zero-infinity", {{"offload", "dram"}}), {});
+  auto cxl = sim::simulate_system(
+      trace, topo, hw, *make_system("zero-infinity", {{"offload", "dram"}, {"state_placement", "cxl-only"}}), {});
+  REQUIRE(dram.feasible);
+  REQUIRE(cxl.feasible);
+  const auto in_dram = models::cpu_optimizer_step_times(hw.worker_host, P, deepspeed_adam_cost(), {1, 0, 0});
+  const double dram_step = std::max(in_dram.dram_s, in_dram.compute_s);
+  CHECK(cxl.iteration_time_s - dram.iteration_time_s ==
+        doctest::Approx(24 * P / (32e9 * 0.75) - dram_step).epsilon(1e-6));
+  CHECK(system_settings_error("zero-infinity", {{"state_placement", "interleave"}}).find("applies to offload") !=
+        std::string::npos);
+}
