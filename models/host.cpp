@@ -20,6 +20,7 @@ HostSpec host_from_profiles(const Profile& host, const Profile* ssd, int ssd_cou
   if (cxl) {
     require_kind(*cxl, {"memory"});
     h.cxl = memory_from_profile(*cxl);
+    h.cxl_devices = 1;
   }
   if (gpu) {
     if (gpu_count < 1) throw std::invalid_argument("host \"" + host.name + "\": a GPU needs a count of at least one");

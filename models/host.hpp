@@ -34,7 +34,8 @@ struct HostSpec {
   CpuSpec cpu;
   MemorySpec dram;
   std::optional<SsdArray> ssds;
-  std::optional<MemorySpec> cxl;
+  std::optional<MemorySpec> cxl;  // all the host's CXL expanders as one striped tier
+  int cxl_devices = 0;            // how many expanders `cxl` stripes over
   std::optional<GpuSpec> gpu;
   int gpu_count = 0;
   // Per-thread step rates, when the host profile gives them (LuWu's optimizer node's threads).

@@ -13,6 +13,15 @@ struct MemorySpec {
   double latency_s = 0;        // idle load-to-use latency; 0 = not stated
 
   double achieved_Bps() const { return theoretical_Bps * stream_efficiency; }
+  // `count` such devices with pages striped across them (a host's CXL expanders as one tier):
+  // count x the capacity and bandwidth, the same efficiency and latency.  Striping over several
+  // add-in cards is what arXiv 2507.03305 measures to relieve one card's bandwidth contention.
+  MemorySpec striped(int count) const {
+    MemorySpec m = *this;
+    m.capacity_bytes *= count;
+    m.theoretical_Bps *= count;
+    return m;
+  }
 };
 
 // kind "memory" (fields capacity, theoretical_bandwidth, stream_efficiency, latency), or the DRAM

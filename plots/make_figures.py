@@ -43,6 +43,7 @@ SWEEPS = [
     ("reliable-transport", "paper", "sweep"),
     ("parameter-server-sizing", "paper", "sweep"),
     ("systems-dgx", "sweeps", "sweep"),
+    ("systems-offload-dgx", "sweeps", "sweep"),
     # Single scenarios (a plain scenario file is a sweep of one point).
     ("sharp-opt30b-4w", "paper", "sweep"),
     ("luwu-opt13b-8w", "paper", "sweep"),
@@ -74,6 +75,7 @@ FIGURES = [
     ("reliable_transport", "reliable-transport", "paper_figures", "reliable_transport"),
     ("parameter_server_sizing", "parameter-server-sizing", "paper_figures", "parameter_server_sizing"),
     ("systems_dgx", "systems-dgx", "figures", "throughput_vs_model_size"),
+    ("systems_offload_dgx", "systems-offload-dgx", "figures", "throughput_vs_model_size"),
     ("sharp_vs_luwu", "sharp-opt30b-4w", "paper_figures", "sharp_vs_luwu"),
     ("nvlink_zero_offload", ("luwu-opt13b-8w", "zero-offload-nvlink-opt13b"), "paper_figures", "nvlink_zero_offload"),
     ("cost_efficiency_32gpu", ("cost-32gpu-luwu", "cost-32gpu-zero-infinity", "cost-32gpu-dgx-a100"), "paper_figures",

@@ -83,6 +83,23 @@ Vertex add_dram(Topology& t, const std::string& name, Vertex cpu, const std::str
   return v;
 }
 
+Vertex add_cxl(Topology& t, const std::string& name, Vertex cpu, const std::string& cxl_profile, int server,
+               const models::ProfileCatalog& profiles) {
+  const auto profile = find_profile(cxl_profile, profiles);
+  models::require_kind(profile, {"memory"});
+  auto mem = models::memory_from_profile(profile);
+  VertexProps p{name, VertexKind::Memory, cxl_profile, server};
+  p.capacity_bytes = mem.capacity_bytes;
+  Vertex v = t.add_vertex(std::move(p));
+  EdgeProps e;
+  e.kind = LinkKind::Memory;
+  e.profile = cxl_profile;
+  e.bandwidth_Bps = mem.achieved_Bps();
+  e.latency_s = mem.latency_s;
+  t.add_link(cpu, v, std::move(e));
+  return v;
+}
+
 Vertex add_ssd(Topology& t, const std::string& name, Vertex owner, const std::string& ssd_profile, int server,
                const models::ProfileCatalog& profiles) {
   auto ssd = models::ssd_from_profile(find_profile(ssd_profile, profiles));
@@ -159,6 +176,7 @@ void check_server_shape(const ServerShape& s) {
     throw std::invalid_argument(
         fmt::format("GPUs per PCIe switch ({}) must divide GPUs per server ({})", s.gpus_per_pcie_switch, s.gpus));
   if (s.nvme < 0) throw std::invalid_argument("NVMe devices per server must be >= 0");
+  if (s.cxl < 0) throw std::invalid_argument("CXL memory expanders per server must be >= 0");
 }
 
 std::vector<Vertex> add_dgx_server(Topology& t, int s, const ServerShape& shape, const Network& net,
@@ -187,6 +205,7 @@ std::vector<Vertex> add_dgx_server(Topology& t, int s, const ServerShape& shape,
              profiles);
   }
   for (int j = 0; j < shape.nvme; ++j) add_ssd(t, "nvme" + srv + "-" + std::to_string(j), cpu, shape.ssd_profile, s, profiles);
+  for (int j = 0; j < shape.cxl; ++j) add_cxl(t, "cxl" + srv + "-" + std::to_string(j), cpu, shape.cxl_profile, s, profiles);
   return nics;
 }
 

@@ -59,6 +59,10 @@ Vertex add_dram(Topology& t, const std::string& name, Vertex cpu, const std::str
                 const models::ProfileCatalog& profiles);
 Vertex add_ssd(Topology& t, const std::string& name, Vertex owner, const std::string& ssd_profile, int server,
                const models::ProfileCatalog& profiles);
+// A CXL memory expander <name> (a memory vertex of a kind "memory" profile) on `cpu`'s memory
+// link: bandwidth MemorySpec::achieved_Bps(), latency MemorySpec::latency_s, its capacity.
+Vertex add_cxl(Topology& t, const std::string& name, Vertex cpu, const std::string& cxl_profile, int server,
+               const models::ProfileCatalog& profiles);
 Vertex add_plain(Topology& t, const std::string& name, VertexKind kind, const std::string& profile, int server);
 Vertex add_nic(Topology& t, const std::string& name, const Network& net, const std::string& profile, int server);
 Vertex add_switch(Topology& t, const std::string& name, const Network& net);
@@ -76,10 +80,12 @@ struct ServerShape {
   int gpus_per_pcie_switch = 2;
   int nvme = 2;
   std::string gpu_profile, nvlink_profile, pcie_profile, host_profile, ssd_profile;
+  int cxl = 0;  // CXL memory expanders cxl<s>-<j> on the CPU
+  std::string cxl_profile;
 };
 void check_server_shape(const ServerShape& shape);
 // Adds server s (GPUs gpu<s*gpus + i>, nvswitch<s>, pcie<s>-<j>, nic<s>-<j>, cpu<s>, dram<s>,
-// nvme<s>-<j>) and returns its NICs in order.
+// nvme<s>-<j>, cxl<s>-<j>) and returns its NICs in order.
 std::vector<Vertex> add_dgx_server(Topology& t, int s, const ServerShape& shape, const Network& net,
                                    const models::ProfileCatalog& profiles);
 

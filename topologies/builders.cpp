@@ -123,8 +123,9 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
 
 namespace {
 ServerShape shape_of(int gpus, int per_nic, int per_pcie, int nvme, const std::string& gpu, const std::string& nvlink,
-                     const std::string& pcie, const std::string& host, const std::string& ssd) {
-  ServerShape s{gpus, per_nic, per_pcie, nvme, gpu, nvlink, pcie, host, ssd};
+                     const std::string& pcie, const std::string& host, const std::string& ssd, int cxl,
+                     const std::string& cxl_profile) {
+  ServerShape s{gpus, per_nic, per_pcie, nvme, gpu, nvlink, pcie, host, ssd, cxl, cxl_profile};
   check_server_shape(s);
   return s;
 }
@@ -134,7 +135,8 @@ Topology build_dgx(const DgxParams& p, const models::ProfileCatalog& profiles) {
   require(p.servers >= 1, "dgx needs at least one server");
   require_gpu_count(p.servers, p.gpus_per_server);
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
-                               p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile);
+                               p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile,
+                               p.cxl_per_server, p.cxl_profile);
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   int nic_count = p.servers * (p.gpus_per_server / p.gpus_per_nic);
   require(nic_count <= net.sw.ports, fmt::format("{} NICs need more than the {} ports of switch {}: use the fat-tree builder",
@@ -150,6 +152,10 @@ Topology build_dgx(const DgxParams& p, const models::ProfileCatalog& profiles) {
                     {"nic", p.nic_profile},         {"switch", p.switch_profile},
                     {"host", p.host_profile},       {"ssd", p.ssd_profile},
                     {"network_Bps", p.network_Bps}};
+  if (p.cxl_per_server > 0) {  // recorded only when used, so that other clusters' records are unchanged
+    t.builder_args["cxl_per_server"] = p.cxl_per_server;
+    t.builder_args["cxl"] = p.cxl_profile;
+  }
   std::vector<Vertex> nics;
   for (int s = 0; s < p.servers; ++s)
     for (Vertex n : add_dgx_server(t, s, shape, net, profiles)) nics.push_back(n);
@@ -164,7 +170,8 @@ Topology build_fat_tree(const FatTreeParams& p, const models::ProfileCatalog& pr
   require(p.tiers == 2 || p.tiers == 3, "fat-tree tiers must be 2 or 3");
   require(p.oversubscription >= 1, "oversubscription (down:up) must be >= 1");
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
-                               p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile);
+                               p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile,
+                               p.cxl_per_server, p.cxl_profile);
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   const int ports = net.sw.ports;
   const int down = p.leaf_down_ports > 0 ? p.leaf_down_ports : ports / 2;
@@ -187,6 +194,10 @@ Topology build_fat_tree(const FatTreeParams& p, const models::ProfileCatalog& pr
                     {"nic", p.nic_profile},         {"switch", p.switch_profile},
                     {"host", p.host_profile},       {"ssd", p.ssd_profile},
                     {"network_Bps", p.network_Bps}};
+  if (p.cxl_per_server > 0) {
+    t.builder_args["cxl_per_server"] = p.cxl_per_server;
+    t.builder_args["cxl"] = p.cxl_profile;
+  }
 
   std::vector<Vertex> nics;
   for (int s = 0; s < p.servers; ++s)

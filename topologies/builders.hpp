@@ -70,6 +70,10 @@ struct DgxParams {
   std::string host_profile = "dual-socket-server-2021";
   std::string ssd_profile = "samsung-pm1733";
   double network_Bps = 0;
+  // CXL memory expanders per server (cxl<s>-<j>, memory vertices on the CPU's memory link; 0 =
+  // none) and their profile (kind "memory").
+  int cxl_per_server = 0;
+  std::string cxl_profile = "cxl-samsung-cmm-d";
 };
 Topology build_dgx(const DgxParams& params, const models::ProfileCatalog& profiles = {});
 
@@ -99,6 +103,8 @@ struct FatTreeParams {
   std::string host_profile = "dual-socket-server-2021";
   std::string ssd_profile = "samsung-pm1733";
   double network_Bps = 0;
+  int cxl_per_server = 0;                       // as DgxParams
+  std::string cxl_profile = "cxl-samsung-cmm-d";
 };
 Topology build_fat_tree(const FatTreeParams& params, const models::ProfileCatalog& profiles = {});
 

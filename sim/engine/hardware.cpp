@@ -1,5 +1,7 @@
 #include "sim/engine/hardware.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -12,9 +14,76 @@ models::HostSpec host_of(const topologies::Topology& topo, const models::Profile
                          topologies::Vertex host) {
   auto host_profile = catalog.resolve(topo[host].profile);
   auto ssds = topo.ssds_of(host);
-  if (ssds.empty()) return models::host_from_profiles(host_profile);
-  auto ssd_profile = catalog.resolve(topo[ssds.front()].profile);
-  return models::host_from_profiles(host_profile, &ssd_profile, static_cast<int>(ssds.size()));
+  models::HostSpec spec;
+  if (ssds.empty()) {
+    spec = models::host_from_profiles(host_profile);
+  } else {
+    auto ssd_profile = catalog.resolve(topo[ssds.front()].profile);
+    spec = models::host_from_profiles(host_profile, &ssd_profile, static_cast<int>(ssds.size()));
+  }
+  // CXL expanders: the memory vertices on the host's memory links other than its DRAM (whose
+  // profile is the host's own), all of one profile, striped as one tier.
+  const auto dram = topo.memory_of(host);
+  std::vector<topologies::Vertex> cxl;
+  for (auto [it, end] = boost::out_edges(host, topo.graph); it != end; ++it) {
+    const auto w = boost::target(*it, topo.graph);
+    if (topo.graph[*it].kind == topologies::LinkKind::Memory && topo[w].kind == topologies::VertexKind::Memory &&
+        w != dram && topo[w].profile != topo[host].profile)
+      cxl.push_back(w);
+  }
+  if (!cxl.empty()) {
+    std::sort(cxl.begin(), cxl.end());
+    for (auto v : cxl)
+      if (topo[v].profile != topo[cxl.front()].profile)
+        throw std::invalid_argument("luwusim simulates one kind of CXL expander per host: " + topo[v].name + " is \"" +
+                                    topo[v].profile + "\" where " + topo[cxl.front()].name + " is \"" +
+                                    topo[cxl.front()].profile + "\"");
+    const auto profile = catalog.resolve(topo[cxl.front()].profile);
+    models::require_kind(profile, {"memory"});
+    spec.cxl = models::memory_from_profile(profile).striped(static_cast<int>(cxl.size()));
+    spec.cxl_devices = static_cast<int>(cxl.size());
+  }
+  return spec;
+}
+
+// The GPU's share of its PCIe path to `cpu` (Hardware::gpu_host_Bps): walk the PCIe links from the
+// GPU to the CPU (breadth first, fewest hops); a link leaving a PCIe switch toward the CPU is
+// shared by the GPUs hanging off that switch.
+double gpu_host_share_Bps(const topologies::Topology& topo, topologies::Vertex gpu, topologies::Vertex cpu) {
+  using topologies::LinkKind;
+  using topologies::Vertex;
+  using topologies::VertexKind;
+  std::map<Vertex, std::pair<Vertex, double>> parent;  // vertex -> (previous, link bandwidth)
+  std::vector<Vertex> frontier{gpu};
+  parent[gpu] = {gpu, 0};
+  while (!frontier.empty() && !parent.count(cpu)) {
+    std::vector<Vertex> next;
+    for (Vertex u : frontier) {
+      if (u != gpu && topo[u].kind != VertexKind::PcieSwitch) continue;  // through switches only
+      for (auto [it, end] = boost::out_edges(u, topo.graph); it != end; ++it) {
+        const Vertex w = boost::target(*it, topo.graph);
+        if (topo.graph[*it].kind != LinkKind::Pcie || parent.count(w)) continue;
+        parent[w] = {u, topo.graph[*it].bandwidth_Bps};
+        next.push_back(w);
+      }
+    }
+    frontier = std::move(next);
+  }
+  if (!parent.count(cpu)) return 0;
+  double share = std::numeric_limits<double>::infinity();
+  for (Vertex v = cpu; v != gpu; v = parent[v].first) {
+    const auto [from, bandwidth] = parent[v];
+    int gpus_below = 1;
+    if (topo[from].kind == VertexKind::PcieSwitch) {
+      gpus_below = 0;
+      for (auto [it, end] = boost::out_edges(from, topo.graph); it != end; ++it)
+        if (topo.graph[*it].kind == LinkKind::Pcie && topo[boost::target(*it, topo.graph)].kind == VertexKind::Gpu)
+          ++gpus_below;
+      gpus_below = std::max(gpus_below, 1);
+    }
+    share = std::min(share, bandwidth / gpus_below);
+  }
+  return share;
 }
 
 // The NIC's SmartNIC spec (nullopt for a plain NIC); a builder's line-rate override ("network":
@@ -72,6 +141,7 @@ Hardware hardware_of(const topologies::Topology& topo) {
   hw.profiles = catalog;
   hw.gpu = models::gpu_from_profile(catalog.resolve(topo[gpus.front()].profile));
   hw.worker_host = host_of(topo, catalog, topo.cpu_of(gpus.front()));
+  hw.gpu_host_Bps = gpu_host_share_Bps(topo, gpus.front(), topo.cpu_of(gpus.front()));
   if (auto node = topo.optimizer_node()) {
     hw.optimizer_node = host_of(topo, catalog, *node);
     // The node's NICs hang off it over PCIe; the first (by vertex index) stands for all.

@@ -14,7 +14,12 @@ struct Hardware {
   int workers = 0;          // GPUs, one rank each
   int gpus_per_server = 1;  // ranks whose GPUs share a server (its CPU, DRAM, NVMe and PCIe root)
   models::GpuSpec gpu;
-  models::HostSpec worker_host;                      // CPU, DRAM and NVMe array of rank 0's server
+  models::HostSpec worker_host;                      // CPU, DRAM, NVMe array and CXL tier of rank 0's server
+  // Rank 0's GPU's share of its path to its host CPU, B/s per direction: over each PCIe link of the
+  // path, its bandwidth divided by the GPUs of the server whose own path to the CPU crosses it
+  // (a DGX's PCIe switch uplink serves two GPUs).  What a system's own cost model of host<->GPU
+  // copies assumes (Deep Optimizer States); the simulation shares the links itself.
+  double gpu_host_Bps = 0;
   std::optional<models::HostSpec> optimizer_node;    // LuWu's in-network optimizer node
   int parameter_servers = 0;                          // CPU machines outside any server (ps<k>)
   std::optional<models::HostSpec> parameter_server;  // their host, when there are any

@@ -188,16 +188,17 @@ void server_args(const JsonNode& c, ServerParams& p, models::ProfileCatalog& cat
   p.gpus_per_nic = int_arg(c, "gpus_per_nic", p.gpus_per_nic);
   p.gpus_per_pcie_switch = int_arg(c, "gpus_per_pcie_switch", p.gpus_per_pcie_switch);
   p.nvme_per_server = int_arg(c, "nvme_per_server", p.nvme_per_server, 0, kMaxDisksPerHost);
+  p.cxl_per_server = int_arg(c, "cxl_per_server", p.cxl_per_server, 0, kMaxDisksPerHost);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   profile_args(c, {{"gpu", &p.gpu_profile}, {"nvlink", &p.nvlink_profile}, {"pcie", &p.pcie_profile},
                    {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
-                   {"ssd", &p.ssd_profile}},
+                   {"ssd", &p.ssd_profile}, {"cxl", &p.cxl_profile}},
                catalog);
 }
 
 topologies::Topology build_dgx(const JsonNode& c, models::ProfileCatalog& catalog) {
   c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
-               "network", "profiles", "overrides"});
+               "cxl_per_server", "network", "profiles", "overrides"});
   topologies::DgxParams p;
   server_args(c, p, catalog);
   return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
@@ -207,7 +208,7 @@ topologies::Topology build_dgx(const JsonNode& c, models::ProfileCatalog& catalo
 
 topologies::Topology build_fat_tree(const JsonNode& c, models::ProfileCatalog& catalog) {
   c.only_keys({"topology", "servers", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch", "nvme_per_server",
-               "tiers", "leaf_down_ports", "oversubscription", "network", "profiles", "overrides"});
+               "cxl_per_server", "tiers", "leaf_down_ports", "oversubscription", "network", "profiles", "overrides"});
   topologies::FatTreeParams p;
   server_args(c, p, catalog);
   p.tiers = int_arg(c, "tiers", p.tiers, 2, 3);

@@ -6,6 +6,7 @@
 
 #include "sim/systems/atp/atp.hpp"
 #include "sim/systems/ddp/ddp.hpp"
+#include "sim/systems/deep_optimizer_states/deep_optimizer_states.hpp"
 #include "sim/systems/luwu/luwu.hpp"
 #include "sim/systems/onebit_adam/onebit_adam.hpp"
 #include "sim/systems/parameter_server/parameter_server.hpp"
@@ -26,6 +27,7 @@ const std::vector<RegisteredSystem>& registered_systems() {
       {"zero++", parse_zeropp},                // ZeRO-3 with quantized gathers and gradients, a secondary partition
       {"zero-hierarchical", parse_zero_hierarchical},  // ZeRO-3 partitioned inside each server, replicated across
       {"zero-offload", parse_zero_offload},    // ZeRO-2 on the GPUs, the optimizer on the host CPU
+      {"deep-optimizer-states", parse_deep_optimizer_states},  // ZeRO-Offload with the update interleaved over CPU and GPU subgroups
       {"zero-infinity", parse_zero_infinity},  // ZeRO-3 with parameters and optimizer state on NVMe or DRAM
       {"switchml", parse_switchml},            // in-switch aggregation for replicated data parallelism
       {"atp", parse_atp},                      // best-effort in-switch aggregation with parameter-server fallback

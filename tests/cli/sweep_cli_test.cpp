@@ -369,6 +369,10 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
                               R"( --set 'systems=["zero3",{"name":"zero-hierarchical","partition_size":2},"ddp"]')"
                               " --set model=gpt3-125m,gpt3-350m -o " + dir / "results/systems-dgx.jsonl")
               .exit_code == 0);
+  REQUIRE(run_luwusim(paper + R"( --set 'cluster={"topology":"dgx","servers":1,"gpus_per_server":2,"cxl_per_server":1}')"
+                              R"( --set 'systems=["zero-offload",{"name":"zero-offload","label":"zero-offload-cxl-interleave","state_placement":"interleave"},"deep-optimizer-states"]')"
+                              " --set model=gpt3-125m,gpt3-350m -o " + dir / "results/systems-offload-dgx.jsonl")
+              .exit_code == 0);
   const std::string cmd = "/usr/bin/python3 " + (kRepo / "plots/make_figures.py").string() + " --skip-runs --out " +
                           dir.path.string() + " > " + dir / "written.txt 2> " + dir / "errors.txt";
   const int rc = std::system(cmd.c_str());
@@ -379,7 +383,7 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
       "headline_175b", "headline_175b_workers", "sensitivity", "mfu_vs_model_size", "throughput_vs_micro_batch",
       "paper_breakdowns", "sm_sharing_what_if", "ablations", "max_model_size", "oversubscription_knee",
       "all_reduce_bandwidth", "reliable_transport", "parameter_server_sizing",
-      "sharp_vs_luwu", "nvlink_zero_offload", "cost_efficiency_32gpu", "systems_dgx",
+      "sharp_vs_luwu", "nvlink_zero_offload", "cost_efficiency_32gpu", "systems_dgx", "systems_offload_dgx",
       "compute_communication_streams"};
   for (const std::string& figure : figures)
     for (const char* ext : {".png", ".pdf"}) {

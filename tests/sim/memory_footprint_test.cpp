@@ -83,6 +83,12 @@ TEST_CASE("ZeRO-Offload ZeRO-Infinity and LuWu put model state where systems.md 
   CHECK(off.gpu_optimizer_bytes == 0);
   CHECK(off.host_bytes_per_worker == 12 * shard + 4 * shard);  // Adam state and the fp32 gradient partition
   CHECK(!off.fits);  // 349 GB of fp16 params alone
+  // Deep Optimizer States keeps ZeRO-Offload's state: its GPU subgroups borrow, after backward,
+  // memory the activations held, so the peak (and the host's bytes) are ZeRO-Offload's.
+  MemoryFootprint dos = memory_footprint(t, "deep-optimizer-states", 8, k40GB);
+  CHECK(dos.gpu_total_bytes() == off.gpu_total_bytes());
+  CHECK(dos.gpu_activation_bytes == off.gpu_activation_bytes);
+  CHECK(dos.host_bytes_per_worker == 12 * shard + 4 * shard);
 
   MemoryFootprint inf = memory_footprint(t, "zero-infinity", 8, k40GB);
   CHECK(inf.gpu_params_bytes + inf.gpu_grads_bytes + inf.gpu_optimizer_bytes == 0);
@@ -115,7 +121,7 @@ TEST_CASE("a small model fits every system and the verdict follows the GPU size"
 TEST_CASE("system names and bad arguments") {
   for (const auto& s : sim::system_names()) CHECK(sim::system_named(s)->name() == s);
   const auto names = sim::system_names();
-  for (const char* expected : {"ddp", "zero3", "zero++", "zero-offload", "zero-infinity", "switchml", "atp", "parameter-server", "onebit-adam", "zero-hierarchical", "luwu"})
+  for (const char* expected : {"ddp", "zero3", "zero++", "zero-offload", "deep-optimizer-states", "zero-infinity", "switchml", "atp", "parameter-server", "onebit-adam", "zero-hierarchical", "luwu"})
     CHECK_MESSAGE(std::find(names.begin(), names.end(), expected) != names.end(), expected);
   CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());  // no name twice
   CHECK_THROWS_WITH_AS(sim::system_named("zero-3"), doctest::Contains("did you mean \"zero3\""), std::invalid_argument);

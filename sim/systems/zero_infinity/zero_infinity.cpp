@@ -36,8 +36,8 @@ constexpr double kFp32GradientBytes = 4;  // DeepSpeed swaps gradients as fp32 (
 
 class ZeroInfinitySchedule : public Schedule {
  public:
-  ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env)
-      : settings_(settings), plan_(plan_param_fetches(env.trace, settings.fetch)) {
+  ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env, const models::StatePlacement& placement)
+      : settings_(settings), plan_(plan_param_fetches(env.trace, settings.fetch)), placement_(placement) {
     if (settings.offload != Tier::Nvme) return;
     for (const auto& r : env.roles.ranks)
       if (r.nvme.empty())
@@ -152,8 +152,8 @@ class ZeroInfinitySchedule : public Schedule {
     const bool on_nvme = settings_.offload == Tier::Nvme;
     auto update_s = [&](double p) {
       const auto t = models::cpu_optimizer_step_times(host, p, cost, on_nvme ? models::StatePlacement{0, 0, 1}
-                                                                               : models::StatePlacement{});
-      return std::max(t.dram_s, t.compute_s);  // the SSD part is simulated as disk I/O
+                                                                               : placement_);
+      return std::max({t.dram_s, t.cxl_s, t.compute_s});  // the SSD part is simulated as disk I/O
     };
     if (!on_nvme) {
       Stream cpu(env.gpu.name(), "cpu optimizer", "optimizer", env.hosts.cpu, &env.cluster.timeline);
@@ -179,6 +179,7 @@ class ZeroInfinitySchedule : public Schedule {
   ZeroInfinitySettings settings_;
   ParamFetchPlan plan_;
   OutOfCorePolicy policy_;
+  models::StatePlacement placement_;  // with offload "dram": the state's DRAM/CXL split
 };
 
 class ZeroInfinity : public System {
@@ -208,8 +209,8 @@ class ZeroInfinity : public System {
     const double state = per_server * static_cast<double>(bytes.optimizer + bytes.param);
     const double dram = hw.worker_host.dram.capacity_bytes;
     if (settings_.offload == Tier::Dram) {
-      const double need = state + per_server * static_cast<double>(bytes.grad) + checkpoints;
-      if (need > dram) return does_not_fit("a worker server's DRAM (model state and activation checkpoints)", need, dram);
+      const auto placed = place_dram_state(trace, hw);
+      if (!placed.problem.empty()) return placed.problem;
       return "";
     }
     const double pinned = hw.gpus_per_server * static_cast<double>(pinned_buffer_bytes(settings_, trace, hw.workers));
@@ -224,10 +225,27 @@ class ZeroInfinity : public System {
   bool uses_worker_ssds() const override { return settings_.offload == Tier::Nvme; }
   CollectiveSettings collectives() const override { return settings_.collectives; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
-    return std::make_unique<ZeroInfinitySchedule>(settings_, env);
+    return std::make_unique<ZeroInfinitySchedule>(
+        settings_, env, settings_.offload == Tier::Dram ? place_dram_state(env.trace, env.hw).shares : models::StatePlacement{});
   }
 
  private:
+  // With offload "dram": the optimizer state (master, m, v) placed between DRAM and CXL; the
+  // 16-bit parameters, gradients and checkpoints in DRAM.
+  PlacedState place_dram_state(const workloads::Trace& trace, const Hardware& hw) const {
+    const auto bytes = model_state_bytes(trace.training.dtype);
+    const double per_server = params_per_server(trace, hw);
+    const double checkpoints =
+        hw.gpus_per_server * static_cast<double>(activation_peaks(trace, settings_.checkpoints.enabled).host_bytes);
+    const double other = per_server * static_cast<double>(bytes.param + bytes.grad) + checkpoints;
+    PlacedState p = place_host_state(settings_.placement, hw.worker_host, per_server * static_cast<double>(bytes.optimizer), other);
+    // The verdict ZeRO-Infinity gave before placements: all in DRAM, too much.
+    if (!hw.worker_host.cxl && settings_.placement.policy == StatePlacementPolicy::DramFirst && !p.problem.empty())
+      p.problem = does_not_fit("a worker server's DRAM (model state and activation checkpoints)",
+                               per_server * static_cast<double>(bytes.optimizer) + other, hw.worker_host.dram.capacity_bytes);
+    return p;
+  }
+
   ZeroInfinitySettings settings_;
 };
 
@@ -279,7 +297,8 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
                                      "aio_queue_depth", "pipeline_read", "pipeline_write", "optimizer_buffer_count",
                                      "param_buffer_count", "param_buffer_size"},
                                     ParamFetchSettings::keys(), CheckpointOffloadSettings::keys(),
-                                    CollectiveSettings::keys(), CollectiveStreamSettings::keys()}));
+                                    CollectiveSettings::keys(), CollectiveStreamSettings::keys(),
+                                    StatePlacementSettings::keys()}));
   ZeroInfinitySettings s;
   if (entry.has("offload")) s.offload = entry.at("offload").as_choice(Choices<Tier>{{"nvme", Tier::Nvme}, {"dram", Tier::Dram}}, "offload tier");
   const JsonNode& settings = entry.settings();
@@ -297,6 +316,9 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   s.checkpoints = CheckpointOffloadSettings::parse(entry);
   s.collectives = CollectiveSettings::parse(entry);
   s.streams = CollectiveStreamSettings::parse(entry);
+  s.placement = StatePlacementSettings::parse(entry);
+  if (s.offload == Tier::Nvme && s.placement.policy != StatePlacementPolicy::DramFirst)
+    entry.at("state_placement").fail("state_placement applies to offload \"dram\"; with \"nvme\" the optimizer state is on the SSDs");
   return std::make_shared<ZeroInfinity>(entry, s);
 }
 

@@ -5,6 +5,7 @@
 #include "models/storage.hpp"
 #include "sim/systems/checkpoint_offload.hpp"
 #include "sim/systems/gpu_collective.hpp"
+#include "sim/systems/host_state_placement.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
 #include "sim/systems/param_fetch_plan.hpp"
 #include "sim/systems/system.hpp"
@@ -46,6 +47,9 @@ struct ZeroInfinitySettings {
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
   CollectiveStreamSettings streams;
+  // With offload "dram", where the optimizer state lives on a server with CXL memory
+  // (host_state_placement.hpp); with "nvme" it is on the SSDs and this must stay the default.
+  StatePlacementSettings placement;
 };
 
 // The swapper's order (out_of_core_pipeline.hpp): pipeline_read -> read one sub-group ahead;

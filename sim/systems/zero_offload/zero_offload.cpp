@@ -21,6 +21,8 @@
 // gradient copies do not wait for the CPU step; the paper does not say otherwise.
 // Optionally (offload_activation_checkpoints), activation checkpoints live in host memory
 // (DeepSpeed's cpu_checkpointing), as the paper does to train 13B on one V100.
+// On servers with CXL memory, state_placement splits the optimizer state between DRAM and CXL
+// (host_state_placement.hpp) and the CPU step streams each share at its tier's bandwidth.
 #include "sim/systems/zero_offload/zero_offload.hpp"
 
 #include <algorithm>
@@ -34,6 +36,7 @@
 #include "sim/systems/param_prefetch.hpp"
 #include "sim/systems/model_state.hpp"
 #include "sim/engine/transfers.hpp"
+#include "sim/systems/zero_offload/schedule.hpp"
 
 namespace luwu::sim {
 namespace {
@@ -50,11 +53,9 @@ std::uint64_t host_state_bytes(const ZeroOffloadSettings& s, const workloads::Tr
   return bytes.optimizer + gradient_partition_bytes(s, trace) + (trace.training.grad_accum > 1 ? bytes.grad : 0);
 }
 
-class ZeroOffloadSchedule : public Schedule {
- public:
-  explicit ZeroOffloadSchedule(const ZeroOffloadSettings& settings) : settings_(settings) {}
+}  // namespace
 
-  void run_rank(RankEnv& env) override {
+void ZeroOffloadSchedule::run_rank(RankEnv& env) {
     GpuDevice& gpu = env.gpu;
     const auto& trace = env.trace();
     const int world = env.world();
@@ -69,21 +70,17 @@ class ZeroOffloadSchedule : public Schedule {
     const double shard_params = static_cast<double>(trace.total_params()) / world;
     const double shard_param_bytes = shard_params * workloads::bytes_per_element(trace.training.dtype);
 
-    // CPU step -> fp16 shard back to the GPU -> all-gather of the whole model, each after the last.
-    struct Update {
+    // The update (update_shard: CPU step -> fp16 shard back to the GPU) -> all-gather of the whole
+    // model, after the shard is back.
+    struct Updated {
       CompletionPtr stepped, uploaded, gathered;
     };
     auto update_parameters = [&](const CompletionPtr& gradients_on_host) {
-      Update u;
-      u.stepped = cpu_stream.enqueue(
-          "adam step on cpu", [&env, shard_params] { cpu_step(env, shard_params); }, {gradients_on_host});
-      u.uploaded = upload_stream.enqueue(
-          "parameter shard to gpu",
-          [&env, shard_param_bytes] { transfer(env.hosts.cpu, env.gpu.host(), shard_param_bytes, env.cluster.traffic); },
-          {u.stepped});
-      u.gathered = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zoff-ag",
+      const Update u = update_shard(env, shard_params, gradients_on_host, cpu_stream, upload_stream);
+      Updated d{u.stepped, u.uploaded, nullptr};
+      d.gathered = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zoff-ag",
                                           shard_param_bytes * world, "all-gather parameters", {u.uploaded});
-      return u;
+      return d;
     };
 
     const double element = workloads::bytes_per_element(trace.training.dtype);
@@ -92,7 +89,7 @@ class ZeroOffloadSchedule : public Schedule {
     ParamPrefetch checkpoints_ahead(trace, 1, [&](std::size_t i) { checkpoints.fetch_back(i); });
 
     const bool delayed = settings_.delayed_param_update;
-    Update previous_step;
+    Updated previous_step;
     if (delayed) previous_step = update_parameters(completed());  // the previous step's gradients are on the host
 
     const int last_micro_step = trace.training.grad_accum - 1;
@@ -126,23 +123,33 @@ class ZeroOffloadSchedule : public Schedule {
     gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
     gpu.wait(offloaded, WaitCause::Io, "gradient shards to host");
 
-    const Update update = delayed ? previous_step : update_parameters(offloaded);
+    const Updated update = delayed ? previous_step : update_parameters(offloaded);
     gpu.wait(update.stepped, WaitCause::Optimizer, "cpu optimizer");
     gpu.wait(update.uploaded, WaitCause::Io, "parameter shard to gpu");
     gpu.wait(update.gathered, WaitCause::Communication, "parameter all-gather");
-  }
+}
 
- private:
-  // Adam over the rank's shard, its optimizer state in the server's DRAM.
-  static void cpu_step(RankEnv& env, double params) {
-    const auto t = models::cpu_optimizer_step_times(env.cluster.hw.worker_host, params,
-                                                    deepspeed_cpu_adam_cost(env.trace().training.dtype),
-                                                    models::StatePlacement{1, 0, 0});
-    execute_on(env.hosts.cpu, t.total_s);
-  }
+ZeroOffloadSchedule::Update ZeroOffloadSchedule::update_shard(RankEnv& env, double shard_params,
+                                                              const CompletionPtr& gradients_on_host,
+                                                              Stream& cpu_stream, Stream& upload_stream) {
+  const double shard_param_bytes = shard_params * workloads::bytes_per_element(env.trace().training.dtype);
+  Update u;
+  u.stepped = cpu_stream.enqueue(
+      "adam step on cpu", [this, &env, shard_params] { cpu_step(env, shard_params); }, {gradients_on_host});
+  u.uploaded = upload_stream.enqueue(
+      "parameter shard to gpu",
+      [&env, shard_param_bytes] { transfer(env.hosts.cpu, env.gpu.host(), shard_param_bytes, env.cluster.traffic); },
+      {u.stepped});
+  return u;
+}
 
-  ZeroOffloadSettings settings_;
-};
+void ZeroOffloadSchedule::cpu_step(RankEnv& env, double params) const {
+  const auto t = models::cpu_optimizer_step_times(env.cluster.hw.worker_host, params,
+                                                  deepspeed_cpu_adam_cost(env.trace().training.dtype), placement_);
+  execute_on(env.hosts.cpu, t.total_s);
+}
+
+namespace {
 
 
 // The most parameters one sub-module holds (the layer's, in a trace that names none).
@@ -159,37 +166,23 @@ class ZeroOffload : public System {
  public:
   ZeroOffload(const SystemEntry& entry, ZeroOffloadSettings settings) : System(entry), settings_(settings) {}
 
-  // Parameters replicated on the GPU with the reduce bucket and DeepSpeed's accumulation buffer of
-  // the largest parameter (temp_grad_buffer_for_gpu_offload); the optimizer state, the fp32
-  // gradient partition and, with accumulation, the 16-bit partial sums in the host's DRAM.
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
-    MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
-    const auto bytes = model_state_bytes(trace.training.dtype);
-    const std::uint64_t shard = shard_params(trace.total_params(), workers);
-    f.gpu_params_bytes = bytes.param * trace.total_params();
-    f.gpu_grads_bytes = 0;
-    f.gpu_buffer_bytes = static_cast<std::uint64_t>(settings_.reduce_bucket_bytes) + largest_param(trace) * bytes.param;
-    f.host_bytes_per_worker += host_state_bytes(settings_, trace) * shard;
-    judge_footprint(f, name(), gpu_memory);
-    return f;
+    return zero_offload_footprint(settings_, trace, workers, gpu_memory, name());
   }
 
   // Each GPU's optimizer state, gradient partition and the parameter shard it sends back, and
-  // the activation checkpoints it offloads, in its server's DRAM.
+  // the activation checkpoints it offloads, in its server's DRAM, the state placed between DRAM
+  // and CXL memory (host_state_placement.hpp).
   std::string capacity_problem(const workloads::Trace& trace, const Hardware& hw) const override {
-    const auto bytes = model_state_bytes(trace.training.dtype);
-    const double checkpoints =
-        hw.gpus_per_server * static_cast<double>(activation_peaks(trace, settings_.checkpoints.enabled).host_bytes);
-    const double need =
-        params_per_server(trace, hw) * static_cast<double>(host_state_bytes(settings_, trace) + bytes.param) + checkpoints;
-    if (need > hw.worker_host.dram.capacity_bytes)
-      return does_not_fit("a worker server's DRAM", need, hw.worker_host.dram.capacity_bytes);
-    return "";
+    const auto host = zero_offload_host_bytes(settings_, trace, hw);
+    return place_host_state(settings_.placement, hw.worker_host, host.state, host.other).problem;
   }
 
   CollectiveSettings collectives() const override { return settings_.collectives; }
-  std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override {
-    return std::make_unique<ZeroOffloadSchedule>(settings_);
+  std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
+    const auto host = zero_offload_host_bytes(settings_, env.trace, env.hw);
+    return std::make_unique<ZeroOffloadSchedule>(
+        settings_, place_host_state(settings_.placement, env.hw.worker_host, host.state, host.other).shares);
   }
 
  private:
@@ -198,16 +191,56 @@ class ZeroOffload : public System {
 
 }  // namespace
 
-SystemPtr parse_zero_offload(const SystemEntry& entry) {
-  entry.only_settings(setting_keys({{"reduce_bucket_bytes", "delayed_param_update", "fp32_gradient_copy"},
-                                    CheckpointOffloadSettings::keys(), CollectiveSettings::keys()}));
+// Parameters replicated on the GPU with the reduce bucket and DeepSpeed's accumulation buffer of
+// the largest parameter (temp_grad_buffer_for_gpu_offload); the optimizer state, the fp32
+// gradient partition and, with accumulation, the 16-bit partial sums in host memory.
+MemoryFootprint zero_offload_footprint(const ZeroOffloadSettings& s, const workloads::Trace& trace, int workers,
+                                       double gpu_memory, const std::string& system_name) {
+  MemoryFootprint f = base_footprint(trace, workers, gpu_memory, s.checkpoints.enabled);
+  const auto bytes = model_state_bytes(trace.training.dtype);
+  const std::uint64_t shard = shard_params(trace.total_params(), workers);
+  f.gpu_params_bytes = bytes.param * trace.total_params();
+  f.gpu_grads_bytes = 0;
+  f.gpu_buffer_bytes = static_cast<std::uint64_t>(s.reduce_bucket_bytes) + largest_param(trace) * bytes.param;
+  f.host_bytes_per_worker += host_state_bytes(s, trace) * shard;
+  judge_footprint(f, system_name, gpu_memory);
+  return f;
+}
+
+OffloadHostBytes zero_offload_host_bytes(const ZeroOffloadSettings& s, const workloads::Trace& trace,
+                                         const Hardware& hw) {
+  const auto bytes = model_state_bytes(trace.training.dtype);
+  const double checkpoints =
+      hw.gpus_per_server * static_cast<double>(activation_peaks(trace, s.checkpoints.enabled).host_bytes);
+  const double per_server = params_per_server(trace, hw);
+  OffloadHostBytes b;
+  b.state = per_server * static_cast<double>(bytes.optimizer);
+  b.other = per_server * static_cast<double>(host_state_bytes(s, trace) - bytes.optimizer + bytes.param) + checkpoints;
+  return b;
+}
+
+std::vector<std::string> ZeroOffloadSettings::keys(bool with_delayed_update) {
+  std::vector<std::string> own = {"reduce_bucket_bytes"};
+  if (with_delayed_update) own.push_back("delayed_param_update");
+  own.push_back("fp32_gradient_copy");
+  return setting_keys({own, CheckpointOffloadSettings::keys(), CollectiveSettings::keys(), StatePlacementSettings::keys()});
+}
+
+ZeroOffloadSettings ZeroOffloadSettings::parse(const SystemEntry& entry, bool with_delayed_update) {
   ZeroOffloadSettings s;
   if (entry.has("reduce_bucket_bytes")) s.reduce_bucket_bytes = entry.at("reduce_bucket_bytes").as_positive();
-  s.delayed_param_update = entry.settings().get_bool("delayed_param_update", s.delayed_param_update);
+  if (with_delayed_update)
+    s.delayed_param_update = entry.settings().get_bool("delayed_param_update", s.delayed_param_update);
   s.fp32_gradient_copy = entry.settings().get_bool("fp32_gradient_copy", s.fp32_gradient_copy);
   s.checkpoints = CheckpointOffloadSettings::parse(entry);
   s.collectives = CollectiveSettings::parse(entry);
-  return std::make_shared<ZeroOffload>(entry, s);
+  s.placement = StatePlacementSettings::parse(entry);
+  return s;
+}
+
+SystemPtr parse_zero_offload(const SystemEntry& entry) {
+  entry.only_settings(ZeroOffloadSettings::keys());
+  return std::make_shared<ZeroOffload>(entry, ZeroOffloadSettings::parse(entry));
 }
 
 }  // namespace luwu::sim

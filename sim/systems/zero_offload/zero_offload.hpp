@@ -1,6 +1,10 @@
 #pragma once
+#include <string>
+#include <vector>
+
 // ZeRO-Offload (Ren et al., arXiv 2101.06840).
 #include "sim/systems/checkpoint_offload.hpp"
+#include "sim/systems/host_state_placement.hpp"
 #include "sim/systems/system.hpp"
 
 namespace luwu::sim {
@@ -20,7 +24,27 @@ struct ZeroOffloadSettings {
   bool fp32_gradient_copy = true;
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
+  // Where the optimizer state lives on a server with CXL memory (host_state_placement.hpp).
+  StatePlacementSettings placement;
+
+  // Its settings' keys, and the parse, for a system that builds on ZeRO-Offload (Deep Optimizer
+  // States): everything but delayed_param_update when `with_delayed_update` is false.
+  static std::vector<std::string> keys(bool with_delayed_update = true);
+  static ZeroOffloadSettings parse(const SystemEntry& entry, bool with_delayed_update = true);
 };
+
+// Host bytes per server (the rank's shards of its GPUs), ZeRO-Offload's: the optimizer state the
+// CPU step streams (the part state_placement places), and the rest the DRAM holds (gradient
+// partitions, accumulated sums, the 16-bit shard it sends back, offloaded activation checkpoints).
+struct OffloadHostBytes {
+  double state = 0;
+  double other = 0;
+};
+OffloadHostBytes zero_offload_host_bytes(const ZeroOffloadSettings& s, const workloads::Trace& trace,
+                                         const Hardware& hw);
+// ZeRO-Offload's GPU footprint and host bytes per worker (its System::memory_footprint).
+MemoryFootprint zero_offload_footprint(const ZeroOffloadSettings& s, const workloads::Trace& trace, int workers,
+                                       double gpu_memory, const std::string& system_name);
 
 SystemPtr parse_zero_offload(const SystemEntry& entry);
 
