@@ -27,7 +27,7 @@ struct BuildOptions {
   std::string output;
   int workers = 8;        // luwu-star workers
   int servers = 0;        // dgx/fat-tree servers
-  int gpus_per_server = 8;
+  int gpus_per_server = 0;  // 0: the builder's default (dgx/fat-tree 8, luwu-star 1)
   int gpus_per_nic = 1;
   int gpus_per_pcie_switch = 2;
   int nvme = -1;          // per worker/server; -1 = builder default
@@ -57,7 +57,7 @@ template <typename P>
 void apply_servers(P& p, const BuildOptions& o) {
   apply_common(p, o);
   if (o.servers > 0) p.servers = o.servers;
-  p.gpus_per_server = o.gpus_per_server;
+  if (o.gpus_per_server > 0) p.gpus_per_server = o.gpus_per_server;
   p.gpus_per_nic = o.gpus_per_nic;
   p.gpus_per_pcie_switch = o.gpus_per_pcie_switch;
   if (o.nvme >= 0) p.nvme_per_server = o.nvme;
@@ -72,6 +72,8 @@ Topology build_luwu_star_from(const BuildOptions& o) {
   p.optimizer_ssds = o.optimizer_ssds;
   p.parameter_servers = o.parameter_servers;
   p.racks = o.racks;
+  if (o.gpus_per_server > 0) p.gpus_per_server = o.gpus_per_server;
+  if (!o.nvlink.empty()) p.nvlink_profile = o.nvlink;
   if (o.nvme >= 0) p.nvme_per_worker = o.nvme;
   if (!o.optimizer_nic.empty()) p.optimizer_nic_profile = o.optimizer_nic;
   if (!o.optimizer_host.empty()) p.optimizer_host_profile = o.optimizer_host;
@@ -110,9 +112,10 @@ const bool registered = luwu::cli::register_command(
       CLI::App* build_cmd = app.add_subcommand("build", "build a topology with one of the builders and save it as JSON");
       build_cmd->add_option("--kind", b->kind, "luwu-star, dgx or fat-tree")->capture_default_str();
       build_cmd->add_option("-o,--output", b->output, "output JSON file")->required();
-      build_cmd->add_option("--workers", b->workers, "luwu-star: single-GPU workers")->capture_default_str();
+      build_cmd->add_option("--workers", b->workers, "luwu-star: worker GPUs (each with its SmartNIC)")->capture_default_str();
       build_cmd->add_option("--servers", b->servers, "dgx/fat-tree: servers");
-      build_cmd->add_option("--gpus-per-server", b->gpus_per_server, "dgx/fat-tree")->capture_default_str();
+      build_cmd->add_option("--gpus-per-server", b->gpus_per_server,
+                            "GPUs per server over NVLink (default: dgx/fat-tree 8, luwu-star 1)");
       build_cmd->add_option("--gpus-per-nic", b->gpus_per_nic, "dgx/fat-tree: 1 = a NIC per GPU")->capture_default_str();
       build_cmd->add_option("--gpus-per-pcie-switch", b->gpus_per_pcie_switch, "dgx/fat-tree")->capture_default_str();
       build_cmd->add_option("--nvme", b->nvme, "NVMe SSDs per worker/server");

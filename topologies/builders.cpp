@@ -21,11 +21,21 @@ void require_gpu_count(long long servers, long long gpus_per_server) {
           fmt::format("{} x {} GPUs is more than the {} GPUs a topology builder makes", servers, gpus_per_server,
                       kMaxBuilderGpus));
 }
+ServerShape shape_of(int gpus, int per_nic, int per_pcie, int nvme, const std::string& gpu, const std::string& nvlink,
+                     const std::string& pcie, const std::string& host, const std::string& ssd, int cxl,
+                     const std::string& cxl_profile) {
+  ServerShape s{gpus, per_nic, per_pcie, nvme, gpu, nvlink, pcie, host, ssd, cxl, cxl_profile};
+  check_server_shape(s);
+  return s;
+}
 }  // namespace
 
 Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& profiles) {
   require(p.workers >= 1, "luwu-star needs at least one worker");
   require_gpu_count(p.workers, 1);
+  require(p.gpus_per_server >= 1 && p.workers % p.gpus_per_server == 0,
+          fmt::format("luwu-star: {} workers are not whole servers of gpus_per_server = {}", p.workers,
+                      p.gpus_per_server));
   require(p.optimizer_nics >= 1, "the optimizer node needs at least one NIC");
   require(p.optimizer_ssds >= 0 && p.nvme_per_worker >= 0, "SSD counts must be >= 0");
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
@@ -63,6 +73,10 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
                     {"optimizer_ssds", p.optimizer_ssds}, {"nvme_per_worker", p.nvme_per_worker},
                     {"optimizer_host", opt_host_profile}, {"optimizer_ssd", opt_ssd_profile}};
   if (p.racks > 1) t.builder_args["racks"] = p.racks;
+  if (p.gpus_per_server > 1) {  // recorded only when used, so that other clusters' records are unchanged
+    t.builder_args["gpus_per_server"] = p.gpus_per_server;
+    t.builder_args["nvlink"] = p.nvlink_profile;
+  }
   if (p.parameter_servers > 0) {
     t.builder_args["parameter_servers"] = p.parameter_servers;
     t.builder_args["parameter_server_host"] = ps_host_profile;
@@ -70,7 +84,14 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   }
 
   std::vector<Vertex> nics;
-  for (int w = 0; w < p.workers; ++w) {
+  if (p.gpus_per_server > 1) {
+    const ServerShape shape = shape_of(p.gpus_per_server, 1, p.gpus_per_server % 2 == 0 ? 2 : 1,
+                                       p.nvme_per_worker * p.gpus_per_server, p.gpu_profile, p.nvlink_profile,
+                                       p.pcie_profile, p.host_profile, p.ssd_profile, 0, "");
+    for (int s = 0; s < p.workers / p.gpus_per_server; ++s)
+      for (Vertex n : add_dgx_server(t, s, shape, net, profiles)) nics.push_back(n);
+  }
+  for (int w = 0; w < p.workers && p.gpus_per_server == 1; ++w) {
     const std::string id = std::to_string(w);
     Vertex gpu = add_gpu(t, "gpu" + id, p.gpu_profile, w, profiles);
     Vertex pcie = add_plain(t, "pcie" + id + "-0", VertexKind::PcieSwitch, p.pcie_profile, w);
@@ -121,15 +142,6 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   return t;
 }
 
-namespace {
-ServerShape shape_of(int gpus, int per_nic, int per_pcie, int nvme, const std::string& gpu, const std::string& nvlink,
-                     const std::string& pcie, const std::string& host, const std::string& ssd, int cxl,
-                     const std::string& cxl_profile) {
-  ServerShape s{gpus, per_nic, per_pcie, nvme, gpu, nvlink, pcie, host, ssd, cxl, cxl_profile};
-  check_server_shape(s);
-  return s;
-}
-}  // namespace
 
 Topology build_dgx(const DgxParams& p, const models::ProfileCatalog& profiles) {
   require(p.servers >= 1, "dgx needs at least one server");

@@ -27,6 +27,12 @@ constexpr long long kMaxBuilderGpus = 262144;
 //   links    = W (5 + nvme_per_worker) + 1 (optnode DRAM) + 2 K + S + 3 PS
 struct LuwuStarParams {
   int workers = 8;
+  // GPUs per worker server.  1: the testbed's single-GPU workers (names above).  g > 1: workers / g
+  // DGX-like servers (as build_dgx: gpu<k>, nvswitch<s> over nvlink_profile, pcie<s>-<j> of 2 GPUs,
+  // a SmartNIC nic<s>-<j> per GPU, cpu<s>, dram<s>, nvme<s>-<j>, nvme_per_worker x g of them), for
+  // tensor parallelism over NVLink with LuWu's data parallelism across the servers.
+  int gpus_per_server = 1;
+  std::string nvlink_profile = "nvlink3-a100";
   std::string gpu_profile = "a100-40gb-sxm";
   std::string pcie_profile = "pcie-gen4-x16";
   std::string nic_profile = "alveo-u50";              // the workers' SmartNICs (the paper's FPGA NIC)

@@ -13,13 +13,21 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <stdexcept>
 #include <simgrid/s4u/NetZone.hpp>
 
 namespace luwu::sim {
 
-// A pacing host with one speed per pstate, in bytes/s (pstate 0 first).
+// A pacing host with one speed per pstate, in bytes/s (pstate 0 first).  A name already made is
+// the same resource (one machine's memory bus, paced for every schedule that uses the machine: the
+// data-parallel groups of a model-parallel layout share the optimizer node).
 inline simgrid::s4u::Host* make_pacing_host(const std::string& name, std::vector<double> speeds_Bps) {
   auto* engine = simgrid::s4u::Engine::get_instance();
+  if (auto* made = engine->host_by_name_or_null(name)) {
+    if (made->get_pstate_count() != speeds_Bps.size() || made->get_speed() != speeds_Bps.front())
+      throw std::logic_error("pacing host " + name + " made twice with different speeds");
+    return made;
+  }
   auto* zone = engine->netzone_by_name_or_null("luwusim-pacing-hosts");
   if (zone == nullptr) {
     zone = simgrid::s4u::create_empty_zone("luwusim-pacing-hosts");

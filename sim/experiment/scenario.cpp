@@ -157,10 +157,11 @@ topologies::Topology build_with_catalog(const JsonNode& c, models::ProfileCatalo
 }
 
 topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& catalog) {
-  c.only_keys({"topology", "workers", "network", "profiles", "optimizer_nics", "optimizer_ssds", "nvme_per_worker",
-               "parameter_servers", "racks", "overrides"});
+  c.only_keys({"topology", "workers", "gpus_per_server", "network", "profiles", "optimizer_nics", "optimizer_ssds",
+               "nvme_per_worker", "parameter_servers", "racks", "overrides"});
   topologies::LuwuStarParams p;
   p.workers = int_arg(c, "workers", p.workers);
+  p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server, 1);
   p.racks = int_arg(c, "racks", p.racks, 1);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   p.optimizer_nics = int_arg(c, "optimizer_nics", p.optimizer_nics);
@@ -169,7 +170,7 @@ topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& 
   p.parameter_servers = int_arg(c, "parameter_servers", p.parameter_servers, 0);
   profile_args(c, {{"gpu", &p.gpu_profile}, {"pcie", &p.pcie_profile}, {"nic", &p.nic_profile},
                    {"switch", &p.switch_profile}, {"host", &p.host_profile}, {"ssd", &p.ssd_profile},
-                   {"optimizer_nic", &p.optimizer_nic_profile}, {"optimizer_host", &p.optimizer_host_profile},
+                   {"nvlink", &p.nvlink_profile}, {"optimizer_nic", &p.optimizer_nic_profile}, {"optimizer_host", &p.optimizer_host_profile},
                    {"optimizer_ssd", &p.optimizer_ssd_profile},
                    {"parameter_server_host", &p.parameter_server_host_profile},
                    {"parameter_server_nic", &p.parameter_server_nic_profile}},

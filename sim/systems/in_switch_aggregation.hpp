@@ -77,12 +77,16 @@ class InSwitchAggregation {
     const auto& roles = env.roles;
     racks_.resize(roles.rack_switches.size());
     for (int r = 0; r < env.world(); ++r) racks_[static_cast<std::size_t>(roles.ranks[r].rack)].ranks.push_back(r);
+    // A data-parallel group of a model-parallel layout may leave racks empty: they send nothing.
     std::size_t largest = 0;
-    for (const auto& rack : racks_) largest = std::max(largest, rack.ranks.size());
+    for (const auto& rack : racks_) {
+      largest = std::max(largest, rack.ranks.size());
+      if (!rack.ranks.empty()) ++occupied_racks_;
+    }
     const double rtt = 2 * env.traffic.route_latency_s(roles.ranks.front().gpu, roles.rack_switches.front());
     rate_Bps_ = sw.aggregation_throughput_Bps(rtt, goodput, static_cast<int>(largest));
     const double trunk_rtt = 2 * env.traffic.route_latency_s(roles.rack_switches.front(), switch_);
-    trunk_rate_Bps_ = sw.aggregation_throughput_Bps(trunk_rtt, goodput, static_cast<int>(racks_.size()));
+    trunk_rate_Bps_ = sw.aggregation_throughput_Bps(trunk_rtt, goodput, occupied_racks_);
     for (std::size_t k = 0; k < racks_.size(); ++k)
       racks_[k].uplink = std::make_unique<Stream>("tor" + std::to_string(k), "rack sum -> cluster switch", "communication",
                                                   roles.rack_switches[k], &env.timeline);
@@ -91,10 +95,12 @@ class InSwitchAggregation {
   // A round is one gradient every worker sends (a bucket, a layer's gradient); returns its index.
   std::size_t add_round(double grad_bytes) {
     Round round{grad_bytes, {}, {}};
-    const int senders = racks_.empty() ? env_.world() : static_cast<int>(racks_.size());
+    const int senders = racks_.empty() ? env_.world() : occupied_racks_;
     for (int c = 0; c < settings_.pieces; ++c) {
       round.arrivals.push_back(std::make_shared<Countdown>(senders));
-      for (const auto& rack : racks_) round.rack_arrivals.push_back(std::make_shared<Countdown>(static_cast<int>(rack.ranks.size())));
+      for (const auto& rack : racks_)
+        round.rack_arrivals.push_back(
+            rack.ranks.empty() ? nullptr : std::make_shared<Countdown>(static_cast<int>(rack.ranks.size())));
     }
     rounds_.push_back(std::move(round));
     return rounds_.size() - 1;
@@ -182,6 +188,7 @@ class InSwitchAggregation {
   double rate_Bps_ = 0;        // per worker into its first switch
   double trunk_rate_Bps_ = 0;  // per rack switch into the cluster switch
   std::vector<Rack> racks_;    // empty without racks
+  int occupied_racks_ = 0;     // racks with at least one rank
   std::vector<Round> rounds_;
   OnSummed on_summed_;
   std::unique_ptr<SwitchMulticast> multicast_;

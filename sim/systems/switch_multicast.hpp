@@ -44,7 +44,8 @@ class SwitchMulticast {
     std::vector<std::vector<int>> racks(roles.rack_switches.size());
     for (int r = 0; r < env.world(); ++r) racks[static_cast<std::size_t>(roles.ranks[r].rack)].push_back(r);
     for (std::size_t k = 0; k < racks.size(); ++k)
-      tors_.push_back(make_replicator(env, roles.rack_switches[k], racks[k], name + " rack" + std::to_string(k), nullptr));
+      if (!racks[k].empty())  // a model-parallel layout's data-parallel group may leave racks empty
+        tors_.push_back(make_replicator(env, roles.rack_switches[k], racks[k], name + " rack" + std::to_string(k), nullptr));
     // The trunk legs, one per rack, go at their max-min share: the workers' SmartNIC caps apply
     // to the last hop.
     top_ = make_replicator(env, top_switch, {}, name, &tors_);

@@ -230,3 +230,33 @@ TEST_CASE("a scenario's parallelism: data derived from the GPUs, checked when gi
   CHECK(whole.layout.whole_model_per_gpu());
   CHECK(whole.layout.data == 8);
 }
+
+TEST_CASE("LuWu in each data-parallel group of tensor 2 x pipeline 2 x data 2: racks a group leaves empty send nothing") {
+  // 4 servers of 2 GPUs in 2 racks: stage 0's groups sit in rack 0, stage 1's in rack 1, so each
+  // group's in-switch aggregation and multicast have an empty rack.  A worker moves what it
+  // moves under one switch.
+  auto cluster = [](int racks) {
+    topologies::LuwuStarParams p;
+    p.workers = 8;
+    p.gpus_per_server = 2;
+    p.racks = racks;
+    return topologies::build_luwu_star(p);
+  };
+  workloads::ParallelLayout layout;
+  layout.tensor = 2;
+  layout.pipeline = 2;
+  layout.data = 2;
+  workloads::TrainingConfig training = pipeline_training(2);
+  training.seq_len = 256;
+  const auto stages = stage_traces(training, layout);
+  const auto one_switch_topo = cluster(1);
+  const auto racked_topo = cluster(2);
+  const auto one_switch = simulate_layout(stages, layout, one_switch_topo, quiet_hardware(one_switch_topo), "luwu");
+  const auto racked = simulate_layout(stages, layout, racked_topo, quiet_hardware(racked_topo), "luwu");
+  REQUIRE((one_switch.feasible && racked.feasible));
+  CHECK(racked.sent_bytes_per_worker == doctest::Approx(one_switch.sent_bytes_per_worker).epsilon(1e-12));
+  CHECK(racked.received_bytes_per_worker == doctest::Approx(one_switch.received_bytes_per_worker).epsilon(1e-12));
+  // Each trunk carries only its own stage's groups: rack 0's up and down both non-zero.
+  CHECK(link_bytes(racked, "tor0--switch_UP") > 0);
+  CHECK(link_bytes(racked, "tor1--switch_UP") > 0);
+}

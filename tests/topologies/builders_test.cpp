@@ -90,6 +90,32 @@ TEST_CASE("luwu-star: bad parameters are rejected") {
   CHECK_THROWS_AS(build_luwu_star(p), luwu::InputError);
 }
 
+TEST_CASE("luwu-star with 8-GPU servers: DGX-like servers, a SmartNIC per GPU, the optimizer node on the switch") {
+  LuwuStarParams p;
+  p.workers = 16;
+  p.gpus_per_server = 8;
+  p.nvme_per_worker = 1;
+  Topology t = build_luwu_star(p);
+  CHECK(t.gpus().size() == 16);
+  CHECK(count_links(t, LinkKind::Nvswitch) == 16);
+  // 16 worker NICs and the optimizer node's one on the switch.
+  CHECK(boost::out_degree(t.vertex("switch"), t.graph) == 17);
+  CHECK(t[t.nic_of(t.vertex("gpu3"))].name == "nic0-3");
+  CHECK(t[t.nic_of(t.vertex("gpu12"))].name == "nic1-4");
+  CHECK(t[t.cpu_of(t.vertex("gpu12"))].name == "cpu1");
+  CHECK(t.find_vertex("optnode").has_value());
+  CHECK(t.builder_args.at("gpus_per_server") == 8);
+  validate_topology(t, "");
+  // Two racks of 8 NICs: a server per rack.
+  p.racks = 2;
+  Topology racked = build_luwu_star(p);
+  CHECK(boost::out_degree(racked.vertex("tor1"), racked.graph) == 9);
+  // Workers must fill whole servers.
+  p.workers = 12;
+  p.racks = 1;
+  CHECK_THROWS_AS(build_luwu_star(p), std::invalid_argument);
+}
+
 TEST_CASE("dgx: 2 servers of 8 GPUs, a NIC per GPU pair") {
   DgxParams p;
   p.servers = 2;
