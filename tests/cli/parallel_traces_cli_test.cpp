@@ -79,3 +79,22 @@ TEST_CASE("trace gen with a bad layout is exit 2 with the reason and writes noth
   std::ifstream written("pt-bad.json");
   CHECK_FALSE(written.good());
 }
+
+TEST_CASE("run: the shipped tensor x pipeline x data scenario reports its layout and the model-parallel waits") {
+  const std::string scenario = std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/parallelism/gpt3-1.3b-tp8-pp2-dgx.json";
+  const auto table = run_luwusim("run " + scenario + " --system ddp");
+  REQUIRE(table.exit_code == 0);
+  CHECK(contains(table.out, "layout: tensor 8 x pipeline 2 (1f1b) x data 2"));
+  CHECK(contains(table.out, "Tensor and pipeline parallelism"));
+  const auto out = run_luwusim("run " + scenario + " --system ddp --json");
+  REQUIRE(out.exit_code == 0);
+  const json j = json::parse(out.out);
+  CHECK(j["scenario"]["parallelism"]["data"] == 2);
+  CHECK(j["scenario"]["workers"] == 32);
+  const json& r = j["results"][0];
+  // Both parts are waits of the compute stream, inside its exposed communication.
+  const double tensor = r["model_parallel_s"]["tensor_collectives"], pipeline = r["model_parallel_s"]["pipeline_waits"];
+  CHECK(tensor > 0);
+  CHECK(pipeline > 0);
+  CHECK(tensor + pipeline <= r["breakdown_s"]["exposed_communication"].get<double>() * (1 + 1e-12));
+}
