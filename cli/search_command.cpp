@@ -1,4 +1,5 @@
-// luwusim search SCENARIO.json [--micro-batch 1,2,4] [--recompute both] [--system luwu] [-j N]:
+// luwusim search SCENARIO.json [--tensor 1,8] [--pipeline 1,2,4] [--micro-batch 1,2,4] [--recompute both]
+//                [--system luwu] [-j N]:
 // the fastest configurations of the scenario's model on its cluster, with their breakdowns
 // (sim/experiment/config_search.hpp).
 #include <cstdio>
@@ -17,7 +18,7 @@ namespace {
 
 struct SearchArgs {
   std::string scenario;
-  std::vector<int> micro_batches;
+  std::vector<int> micro_batches, tensor, pipeline;
   std::string recompute = "both";
   std::vector<std::string> systems;
   int jobs = 0;
@@ -27,10 +28,18 @@ struct SearchArgs {
 };
 
 const bool registered = luwu::cli::register_command(
-    "search", "Find the fastest configurations (system x micro-batch x recompute) of a scenario's model on its cluster",
+    "search", "Find the fastest configurations (system x tensor x pipeline x micro-batch x recompute) of a scenario's model "
+    "on its cluster",
     [](CLI::App& app) {
       auto a = std::make_shared<SearchArgs>();
       app.add_option("scenario", a->scenario, "A scenario JSON: its model, cluster and systems")->required();
+      app.add_option("--tensor", a->tensor,
+                     "Tensor-parallel degrees to try (default: the scenario's layout, data parallelism only without one)")
+          ->delimiter(',')
+          ->check(CLI::PositiveNumber);
+      app.add_option("--pipeline", a->pipeline, "Pipeline-parallel degrees to try (default: as --tensor)")
+          ->delimiter(',')
+          ->check(CLI::PositiveNumber);
       app.add_option("--micro-batch", a->micro_batches, "Micro-batch sizes to try (default 1,2,4,...,64)")
           ->delimiter(',')
           ->check(CLI::PositiveNumber);
@@ -49,6 +58,8 @@ const bool registered = luwu::cli::register_command(
           throw std::invalid_argument(a->scenario + " is a sweep file; the search takes a scenario");
         luwu::sim::SearchSpace space;
         if (!a->micro_batches.empty()) space.micro_batches = a->micro_batches;
+        if (!a->tensor.empty()) space.tensor = a->tensor;
+        if (!a->pipeline.empty()) space.pipeline = a->pipeline;
         if (a->recompute != "both") space.recompute = {a->recompute == "on"};
         space.only_systems = a->systems;
         luwu::sim::SearchOptions options;

@@ -37,6 +37,14 @@ std::vector<luwu::Json> system_entries(const SweepDefinition& scenario, const st
 
 void check_space(const SearchSpace& space, const std::string& file) {
   if (space.micro_batches.empty()) throw InputError(file, "", "the search needs at least one micro-batch size");
+  if (space.tensor.empty() || space.pipeline.empty())
+    throw InputError(file, "", "the search needs at least one tensor and one pipeline degree");
+  for (int d : space.tensor)
+    if (d < 1 || d > workloads::kMaxTensorParallel)
+      throw InputError(file, "", fmt::format("tensor degree {} is outside [1, {}]", d, workloads::kMaxTensorParallel));
+  for (int d : space.pipeline)
+    if (d < 1 || d > workloads::kMaxPipelineParallel)
+      throw InputError(file, "", fmt::format("pipeline degree {} is outside [1, {}]", d, workloads::kMaxPipelineParallel));
   if (space.recompute.empty()) throw InputError(file, "", "the search needs recompute on, off or both");
   for (int b : space.micro_batches)
     if (b < 1 || b > workloads::kMaxMicroBatch)
@@ -50,14 +58,16 @@ void judge(SearchCandidate& c, const SweepPoint& point, const std::string& file)
     const auto& system = *scenario.systems.front();
     c.system = system.label();
     check_simulation_budget(scenario);
-    const auto trace = scenario_trace(scenario);
-    const Fit fit = system.fit(trace, scenario.hardware);
-    const double gpus = static_cast<double>(scenario.topology.gpus().size());
-    const double peak = scenario.hardware.gpu.peak_flops(precision_of(trace.training.dtype));
-    c.bound_tokens_per_s = trace.tokens_per_iteration() * gpus / (trace.flops_per_iteration() / peak);
-    if (!fit.runs()) {
+    const auto stages = scenario_stage_traces(scenario);
+    const double peak = scenario.hardware.gpu.peak_flops(precision_of(stages.front().training.dtype));
+    double busiest_flops = 0;
+    for (const auto& stage : stages) busiest_flops = std::max(busiest_flops, stage.flops_per_iteration());
+    c.bound_tokens_per_s = stages.front().tokens_per_iteration() * scenario.layout.data / (busiest_flops / peak);
+    for (std::size_t p = 0; p < stages.size(); ++p) {
+      const Fit fit = system.fit(stages[p], scenario.hardware);
+      if (fit.runs()) continue;
       c.outcome = Outcome::DoesNotFit;
-      c.reason = fit.problem;
+      c.reason = stages.size() > 1 ? fmt::format("pipeline stage {}: {}", p, fit.problem) : fit.problem;
       return;
     }
     c.outcome = Outcome::PrunedByBound;  // until a round simulates it
@@ -95,6 +105,12 @@ SearchOutcome search_configurations(const SweepDefinition& scenario, const Searc
   sweep.origin = scenario.base_file + " (search)";
   sweep.axes.clear();
   set_axis(sweep, {"systems", system_entries(scenario, space.only_systems)});
+  // Without other degrees than 1 the scenario keeps its own "parallelism" (or none).
+  const bool layouts = space.tensor != std::vector<int>{1} || space.pipeline != std::vector<int>{1};
+  if (layouts) {
+    set_axis(sweep, {"parallelism.tensor", std::vector<luwu::Json>(space.tensor.begin(), space.tensor.end())});
+    set_axis(sweep, {"parallelism.pipeline", std::vector<luwu::Json>(space.pipeline.begin(), space.pipeline.end())});
+  }
   std::vector<luwu::Json> batches(space.micro_batches.begin(), space.micro_batches.end());
   set_axis(sweep, {"training.micro_batch", batches});
   std::vector<luwu::Json> recompute;
@@ -106,8 +122,12 @@ SearchOutcome search_configurations(const SweepDefinition& scenario, const Searc
   for (const auto& p : points) {
     SearchCandidate c;
     c.index = p.index;
-    c.micro_batch = p.settings[1].second.get<int>();
-    c.recompute = p.settings[2].second.get<bool>();
+    for (const auto& [key, value] : p.settings) {
+      if (key == "parallelism.tensor") c.tensor = value.get<int>();
+      if (key == "parallelism.pipeline") c.pipeline = value.get<int>();
+      if (key == "training.micro_batch") c.micro_batch = value.get<int>();
+      if (key == "training.recompute") c.recompute = value.get<bool>();
+    }
     judge(c, p, scenario.base_file);
     out.candidates.push_back(std::move(c));
   }
@@ -179,6 +199,8 @@ luwu::Json search_to_json(const SearchOutcome& outcome, int top) {
   auto candidate_json = [](const SearchCandidate& c) {
     luwu::Json j = {{"point", c.index},
                     {"system", c.system},
+                    {"tensor", c.tensor},
+                    {"pipeline", c.pipeline},
                     {"micro_batch", c.micro_batch},
                     {"recompute", c.recompute},
                     {"outcome", to_string(c.outcome)},
@@ -195,15 +217,15 @@ luwu::Json search_to_json(const SearchOutcome& outcome, int top) {
 }
 
 std::string search_report(const SearchOutcome& outcome, int top) {
-  std::string out = fmt::format("{:<4} {:<22} {:>5} {:>9} | {:>11} {:>11} {:>7} | {:>10} {:>10} {:>10} {:>10}\n", "rank",
-                                "system", "mb", "recompute", "iteration", "tokens/s", "MFU", "compute", "exp. comm",
+  std::string out = fmt::format("{:<4} {:<22} {:>3} {:>3} {:>5} {:>9} | {:>11} {:>11} {:>7} | {:>10} {:>10} {:>10} {:>10}\n",
+                                "rank", "system", "tp", "pp", "mb", "recompute", "iteration", "tokens/s", "MFU", "compute", "exp. comm",
                                 "exp. optim", "I/O stall");
   for (std::size_t k = 0; k < outcome.ranking.size() && static_cast<int>(k) < top; ++k) {
     const auto& c = outcome.candidates[outcome.ranking[k]];
     const auto& r = c.result;
     const auto& b = r.at("breakdown_s");
-    out += fmt::format("{:<4} {:<22} {:>5} {:>9} | {:>11} {:>11.0f} {:>6.1f}% | {:>10} {:>10} {:>10} {:>10}\n", k + 1,
-                       c.system, c.micro_batch, c.recompute ? "on" : "off", units::seconds(r.at("iteration_time_s").get<double>()),
+    out += fmt::format("{:<4} {:<22} {:>3} {:>3} {:>5} {:>9} | {:>11} {:>11.0f} {:>6.1f}% | {:>10} {:>10} {:>10} {:>10}\n",
+                       k + 1, c.system, c.tensor, c.pipeline, c.micro_batch, c.recompute ? "on" : "off", units::seconds(r.at("iteration_time_s").get<double>()),
                        c.tokens_per_s(), 100 * r.at("mfu").get<double>(), units::seconds(b.at("compute").get<double>()),
                        units::seconds(b.at("exposed_communication").get<double>()),
                        units::seconds(b.at("exposed_optimizer").get<double>()), units::seconds(b.at("io_stall").get<double>()));

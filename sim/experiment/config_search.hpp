@@ -1,15 +1,17 @@
 #pragma once
 // luwusim search: what is the fastest way to train the scenario's model on its cluster?  The
-// candidates are the scenario's systems x micro-batch sizes x activation recomputation (on/off).
+// candidates are the scenario's systems x tensor-parallel x pipeline-parallel degrees (the rest of
+// the GPUs data-parallel; docs/parallelism.md) x micro-batch sizes x activation recomputation.
 // Each is judged before anything is simulated:
-//   - memory: System::fit (a candidate that does not fit is reported with its reason);
-//   - a bound: no iteration is faster than its FLOPs at the GPUs' peak, so its throughput is at
-//     most tokens per iteration x GPUs / (FLOPs per GPU per iteration / peak FLOP/s).
+//   - the layout: degrees that do not divide the model's heads or blocks, or the GPUs, are reported
+//     as not fitting, with the reason;
+//   - memory: System::fit of every stage (a candidate that does not fit is reported with its reason);
+//   - a bound: no iteration is faster than its busiest stage's FLOPs at the GPUs' peak, so its
+//     throughput is at most tokens per iteration x data-parallel replicas / (the most FLOPs of a
+//     GPU of any stage per iteration / peak FLOP/s).
 // The candidates that fit are simulated in parallel processes (sweep_runner.hpp), best bound
 // first, `jobs` per round; a round starts only with candidates whose bound beats the best
 // throughput simulated so far, so the others are pruned without changing the answer.
-// Data parallelism only for now: tensor and pipeline parallelism join the space once stage traces
-// are simulated (issue #18).
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +22,8 @@
 namespace luwu::sim {
 
 struct SearchSpace {
+  std::vector<int> tensor = {1};    // degrees; {1} and {1}: data parallelism only (no "parallelism" set)
+  std::vector<int> pipeline = {1};
   std::vector<int> micro_batches = {1, 2, 4, 8, 16, 32, 64};
   std::vector<bool> recompute = {true, false};
   std::vector<std::string> only_systems;  // labels or kinds; empty: every system of the scenario
@@ -29,6 +33,8 @@ struct SearchCandidate {
   enum class Outcome { DoesNotFit, PrunedByBound, Simulated, Failed };
   int index = 0;               // the point's index in the search's sweep
   std::string system;          // its label
+  int tensor = 1;
+  int pipeline = 1;
   int micro_batch = 0;
   bool recompute = false;
   double bound_tokens_per_s = 0;

@@ -117,3 +117,45 @@ TEST_CASE("search: bad arguments are errors with exit code 2") {
   CHECK(run_luwusim("search " + scenario + " --micro-batch 0").exit_code == 2);
   CHECK(run_luwusim("search " + dir / "missing.json").exit_code == 2);
 }
+
+TEST_CASE("search over tensor and pipeline degrees: layouts that do not divide the GPUs say so, the best is brute force's") {
+  TempDir dir("layouts");
+  auto base = nlohmann::json::parse(R"({"name": "layouts", "model": "gpt3-125m",
+    "training": {"micro_batch": 1, "seq_len": 256, "grad_accum": 4, "recompute": true},
+    "cluster": {"topology": "dgx", "servers": 1, "gpus_per_server": 4, "network": "100Gb/s"},
+    "systems": ["ddp"]})");
+  const std::string scenario = dir / "layouts.json";
+  std::ofstream(scenario) << base.dump();
+  auto r = run_luwusim("search " + scenario + " --tensor 1,2,4 --pipeline 1,2,3 --micro-batch 1 --recompute on --json -j 2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto out = nlohmann::json::parse(r.out);
+  REQUIRE(out["candidates"].size() == 9);
+  double best_tokens = 0;
+  std::string best_key;
+  for (const auto& c : out["candidates"]) {
+    const int t = c["tensor"], p = c["pipeline"];
+    const std::string key = std::to_string(t) + "x" + std::to_string(p);
+    CAPTURE(key);
+    if (4 % (t * p) != 0) {
+      CHECK(c["outcome"] == "does not fit");
+      CHECK(c["reason"].get<std::string>().find("parallelism") != std::string::npos);
+      continue;
+    }
+    auto s = base;
+    s["parallelism"] = {{"tensor", t}, {"pipeline", p}};
+    const std::string file = dir / (key + ".json");
+    std::ofstream(file) << s.dump();
+    auto one = run_luwusim("run " + file + " --json");
+    REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+    const double tokens = nlohmann::json::parse(one.out)["results"][0]["tokens_per_s"];
+    CHECK(tokens <= c["bound_tokens_per_s"].get<double>());
+    if (c["outcome"] == "simulated") CHECK(c["result"]["tokens_per_s"].get<double>() == tokens);
+    if (tokens > best_tokens) {
+      best_tokens = tokens;
+      best_key = key;
+    }
+  }
+  const auto& best = out["best"][0];
+  CHECK(std::to_string(best["tensor"].get<int>()) + "x" + std::to_string(best["pipeline"].get<int>()) == best_key);
+  CHECK(best["result"]["tokens_per_s"].get<double>() == best_tokens);
+}
