@@ -340,13 +340,20 @@ Scenario scenario_from_json(const JsonNode& root) {
 
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");
-    sim.only_keys({"mode", "routing"});
+    sim.only_keys({"mode", "routing", "flow_splitting"});
     if (sim.has("mode")) s.mode = sim.at("mode").as_choice(mode_choices(), "simulation mode");
     if (sim.has("routing"))
       s.routing = sim.at("routing").as_choice(
           Choices<topologies::RouteChoice>{{"ecmp", topologies::RouteChoice::EcmpHash},
-                                           {"single-path", topologies::RouteChoice::Shortest}},
+                                           {"single-path", topologies::RouteChoice::Shortest},
+                                           {"spray", topologies::RouteChoice::Spray}},
           "routing");
+    if (sim.has("flow_splitting")) {
+      // At most 64 sub-flows (the routes ECMP considers per pair, topologies/lowering.hpp).
+      s.flow_splitting = static_cast<int>(sim.at("flow_splitting").as_int(1, 64));
+      if (s.flow_splitting > 1 && s.routing != topologies::RouteChoice::EcmpHash)
+        sim.at("flow_splitting").fail("flow splitting hashes each sub-flow onto its own route: it needs routing \"ecmp\"");
+    }
   }
   return s;
 }

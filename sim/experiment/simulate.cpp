@@ -30,6 +30,7 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
   auto engine = make_engine();
   topologies::LoweringOptions lowering;
   lowering.route_choice = options.routing;
+  lowering.flow_splitting = static_cast<std::size_t>(std::max(1, options.flow_splitting));
   auto platform = topologies::lower_to_simgrid(topo, *engine, lowering);
 
   const ClusterRoles roles = roles_of(topo, platform);
