@@ -46,6 +46,7 @@ class DataParallelCollectives {
   void all_reduce_across_servers(const std::string& tag, int rank, double buffer_bytes);
 
   int world_size() const { return static_cast<int>(hosts_.size()); }
+  const CollectiveContext& context() const { return context_; }
   CollectiveAlgorithm algorithm() const { return algorithm_; }
   // What Auto runs for one collective of `bytes` (the configured algorithm otherwise); the same on
   // every rank, so the ranks of a collective agree.

@@ -119,6 +119,7 @@ luwu::Json simulate_in_this_process(const workloads::Trace& trace, const topolog
     result.links.push_back({name, bytes, bw, bytes / (bw * t)});
   }
   result.spines = spine_use(topo, platform, traffic, t);
+  result.details = schedule->details(t);
   luwu::Json j = result_to_json(result);
   if (options.record_timeline) {
     if (options.timeline_counter_points > 0) {
