@@ -118,6 +118,29 @@ TEST_CASE("streaming-diloco: the WAN carries 1/tau of one fragment's quantized o
   CHECK(wan_link_bytes(ddp, "wan-router0") > 0);
 }
 
+TEST_CASE("streaming-diloco: on a slow WAN the step is the share's transfer, 2 (latency + share / 2 / B) for 2 groups") {
+  // Two servers of 2 GPUs per group (so the inner all-reduce crosses servers inside each group,
+  // and every group's and ring's communicator must be its own), WAN 0.1 Gb/s: the outer share,
+  // N / P x b / 8 = 10 MB, takes 0.8 s, far longer than the inner step.  A ring over 2 groups is
+  // 2 steps of share / 2 on every one of the R rings at once, which share the WAN link.
+  topologies::WanParams p;
+  p.groups = 2;
+  p.servers_per_group = 2;
+  p.gpus_per_server = 2;
+  p.gpus_per_pcie_switch = 2;
+  p.wan_Bps = 1.25e7;
+  p.wan_latency_s = kWanLatencyS;
+  const auto topo = topologies::build_wan(p);
+  const auto trace = synthetic_trace(kLayers, kParams, 1e12);
+  const auto system = make_system("streaming-diloco", {{"fragments", 2}, {"inner_steps", 2}});
+  const auto r = sim::simulate_system(trace, topo, quiet_hardware(topo), *system, {});
+  REQUIRE(r.feasible);
+  const double share = kN / 2 * 4 / 8;
+  const double latency = gpu_to_gpu(topo, 0, 4).latency_s;
+  CHECK(r.iteration_time_s == doctest::Approx(2 * latency + share / p.wan_Bps).epsilon(1e-6));
+  CHECK(wan_link_bytes(r, "wan-router0") == doctest::Approx(share).epsilon(1e-9));
+}
+
 TEST_CASE("streaming-diloco: memory is DDP's replica plus the fp32 outer state and one quantized fragment") {
   workloads::TrainingConfig tc;
   tc.seq_len = 512;

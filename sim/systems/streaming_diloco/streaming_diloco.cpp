@@ -73,7 +73,8 @@ class StreamingDilocoSchedule : public Schedule {
       outer = wan.enqueue("outer all-reduce (fragment share)", [this, &env, local, group, share,
                                                                  issued = gpu.kernels_launched()] {
         DataMoverScope kernel(env.gpu, DataMover::GpuKernel, issued);
-        outer_[static_cast<std::size_t>(local)]->all_reduce("diloco-outer", group, share);
+        // Communicator names are mailbox names: each ring, and each group's inner communicator, its own.
+        outer_[static_cast<std::size_t>(local)]->all_reduce("diloco-outer" + std::to_string(local), group, share);
       });
 
     const auto buckets = plan_gradient_buckets(trace, s_.bucket_bytes, BucketedMicroSteps::Last);
@@ -85,9 +86,9 @@ class StreamingDilocoSchedule : public Schedule {
       for (; bucket != buckets.end() && bucket->after_op == i; ++bucket) {
         const double bytes = bucket->bytes;
         reduced = nccl.enqueue("inner all-reduce bucket " + std::to_string(bucket->index),
-                               [&env, &inner, local, bytes, issued = gpu.kernels_launched()] {
+                               [&env, &inner, group, local, bytes, issued = gpu.kernels_launched()] {
                                  DataMoverScope kernel(env.gpu, DataMover::GpuKernel, issued);
-                                 inner.all_reduce("diloco-inner", local, bytes);
+                                 inner.all_reduce("diloco-inner" + std::to_string(group), local, bytes);
                                });
       }
     }
