@@ -526,3 +526,59 @@ def packet_spraying(lines, out_dir, name="packet_spraying"):
                  "L = max(1, G / U) ring flows per uplink")
     fig.suptitle(title)
     return _finish(fig, notes, out_dir, name)
+
+
+def _rate_bps(text):
+    """"10Gb/s" -> 1e10 (bits per second); numbers are bytes per second."""
+    if isinstance(text, (int, float)):
+        return text * 8
+    units = {"Tb/s": 1e12, "Gb/s": 1e9, "Mb/s": 1e6, "kb/s": 1e3, "b/s": 1}
+    for unit, scale in units.items():
+        if str(text).endswith(unit):
+            return float(str(text)[:-len(unit)]) * scale
+    return float("nan")
+
+
+def streaming_diloco_wan(lines, out_dir, name="streaming_diloco_wan"):
+    """Left: time per step against the WAN bandwidth of each group, Streaming DiLoCo (a step that
+    carries a fragment) and DDP across the groups.  Right: the WAN bandwidth Streaming DiLoCo's
+    schedule uses (peak: a fragment-carrying step; average over H steps) against data
+    parallelism's and DiLoCo's peaks (scenarios/sweeps/streaming-diloco-wan.json; docs/baselines.md)."""
+    title = "Streaming DiLoCo across a wide-area network"
+    table, notes = _simulated_rows(lines)
+    table = [r for r in table if r["feasible"]]
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for system in _systems(table):
+        points = sorted((_rate_bps(r["point"].get("cluster.wan_bandwidth")) / 1e9, r["iteration_time_s"]) for r in table
+                        if r["system"] == system and r["point"].get("cluster.wan_bandwidth") is not None)
+        if points:
+            xs, ys = zip(*points)
+            left.plot(xs, ys, color=style.system_color(system), marker="o", label=system)
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("WAN bandwidth per group (Gb/s)")
+    left.set_ylabel("Time per step (s)")
+    left.grid(alpha=0.3)
+    left.legend(fontsize=8)
+    diloco = sorted(((_rate_bps(r["point"].get("cluster.wan_bandwidth")) / 1e9, r["details"]) for r in table
+                     if r.get("details") and r["point"].get("cluster.wan_bandwidth") is not None), key=lambda p: p[0])
+    if diloco:
+        xs = [x for x, _ in diloco]
+        for key, label, style_ in (("peak_wan_Bps", "Streaming DiLoCo, peak", "-"),
+                                   ("average_wan_Bps", "Streaming DiLoCo, average", "--"),
+                                   ("data_parallel_peak_wan_Bps", "data parallelism, peak", ":"),
+                                   ("diloco_peak_wan_Bps", "DiLoCo, peak", "-.")):
+            right.plot(xs, [d[key] * 8 / 1e9 for _, d in diloco], linestyle=style_, marker="o", label=label)
+        right.plot(xs, xs, color="grey", linewidth=0.8, label="the WAN's bandwidth")
+        right.set_xscale("log")
+        right.set_yscale("log")
+        right.set_xlabel("WAN bandwidth per group (Gb/s)")
+        right.set_ylabel("WAN bandwidth used (Gb/s)")
+        right.grid(alpha=0.3)
+        right.legend(fontsize=7)
+    fig.suptitle(f"{title}: {_common(table, 'model')}, {_common(table, 'workers')} GPUs")
+    notes.append("bandwidth used = bytes per step / step time; where the WAN does not bind it is what the schedule "
+                 "needs (docs/baselines.md)")
+    return _finish(fig, notes, out_dir, name)
