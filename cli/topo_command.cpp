@@ -27,7 +27,7 @@ struct BuildOptions {
   std::string output;
   int workers = 8;        // luwu-star workers
   int servers = 0;        // dgx/fat-tree servers
-  int gpus_per_server = 0;  // 0: the builder's default (dgx/fat-tree 8, luwu-star 1)
+  int gpus_per_server = 0;  // 0: the builder's default (dgx/fat-tree/wan 8, luwu-star 1)
   int gpus_per_nic = 1;
   int gpus_per_pcie_switch = 2;
   int nvme = -1;          // per worker/server; -1 = builder default
@@ -38,6 +38,9 @@ struct BuildOptions {
   int optimizer_ssds = 4;
   int parameter_servers = 0;
   int racks = 1;          // luwu-star racks
+  int groups = 2;         // wan: groups (datacenters); --servers is then servers per group
+  std::string wan_bandwidth;  // wan: each group's wide-area link, e.g. 10Gb/s (required)
+  double wan_latency_ms = 0;  // wan: one way, group to group
   std::string network, gpu, nic, switch_profile, pcie, host, ssd, nvlink, optimizer_nic, optimizer_host, optimizer_ssd;
 };
 
@@ -96,11 +99,28 @@ Topology build_fat_tree_from(const BuildOptions& o) {
   return build_fat_tree(p);
 }
 
+Topology build_wan_from(const BuildOptions& o) {
+  WanParams p;
+  apply_common(p, o);
+  p.groups = o.groups;
+  if (o.servers > 0) p.servers_per_group = o.servers;
+  if (o.gpus_per_server > 0) p.gpus_per_server = o.gpus_per_server;
+  p.gpus_per_nic = o.gpus_per_nic;
+  p.gpus_per_pcie_switch = o.gpus_per_pcie_switch;
+  if (o.nvme >= 0) p.nvme_per_server = o.nvme;
+  if (!o.nvlink.empty()) p.nvlink_profile = o.nvlink;
+  if (o.wan_bandwidth.empty()) throw std::invalid_argument("--kind wan needs --wan-bandwidth (e.g. 10Gb/s)");
+  p.wan_Bps = luwu::cli::quantity_flag("--wan-bandwidth", o.wan_bandwidth, luwu::units::Dim::BytesPerSecond, "10Gb/s");
+  p.wan_latency_s = o.wan_latency_ms * 1e-3;
+  return build_wan(p);
+}
+
 // std::invalid_argument for an unknown --kind, naming the nearest one.
 Topology build(const BuildOptions& o) {
   using Build = Topology (*)(const BuildOptions&);
   const Build build_kind = luwu::choose<Build>(
-      o.kind, {{"luwu-star", build_luwu_star_from}, {"dgx", build_dgx_from}, {"fat-tree", build_fat_tree_from}},
+      o.kind, {{"luwu-star", build_luwu_star_from}, {"dgx", build_dgx_from}, {"fat-tree", build_fat_tree_from},
+               {"wan", build_wan_from}},
       "topology kind");
   return build_kind(o);
 }
@@ -110,12 +130,16 @@ const bool registered = luwu::cli::register_command(
       app.require_subcommand(1);
       auto b = std::make_shared<BuildOptions>();
       CLI::App* build_cmd = app.add_subcommand("build", "build a topology with one of the builders and save it as JSON");
-      build_cmd->add_option("--kind", b->kind, "luwu-star, dgx or fat-tree")->capture_default_str();
+      build_cmd->add_option("--kind", b->kind, "luwu-star, dgx, fat-tree or wan")->capture_default_str();
       build_cmd->add_option("-o,--output", b->output, "output JSON file")->required();
       build_cmd->add_option("--workers", b->workers, "luwu-star: worker GPUs (each with its SmartNIC)")->capture_default_str();
-      build_cmd->add_option("--servers", b->servers, "dgx/fat-tree: servers");
+      build_cmd->add_option("--servers", b->servers, "dgx/fat-tree: servers; wan: servers per group");
+      build_cmd->add_option("--groups", b->groups, "wan: groups (datacenters)")->capture_default_str();
+      build_cmd->add_option("--wan-bandwidth", b->wan_bandwidth, "wan: each group's wide-area link, e.g. 10Gb/s");
+      build_cmd->add_option("--wan-latency-ms", b->wan_latency_ms, "wan: one-way latency group to group")
+          ->capture_default_str();
       build_cmd->add_option("--gpus-per-server", b->gpus_per_server,
-                            "GPUs per server over NVLink (default: dgx/fat-tree 8, luwu-star 1)");
+                            "GPUs per server over NVLink (default: dgx/fat-tree/wan 8, luwu-star 1)");
       build_cmd->add_option("--gpus-per-nic", b->gpus_per_nic, "dgx/fat-tree: 1 = a NIC per GPU")->capture_default_str();
       build_cmd->add_option("--gpus-per-pcie-switch", b->gpus_per_pcie_switch, "dgx/fat-tree")->capture_default_str();
       build_cmd->add_option("--nvme", b->nvme, "NVMe SSDs per worker/server");

@@ -472,3 +472,113 @@ def oversubscription_knee(lines, out_dir, name="oversubscription_knee"):
                  "put 3 ring flows on the busiest uplink before the knee")
     fig.suptitle(title)
     return _finish(fig, notes, out_dir, name)
+
+
+def _routing_label(simulation):
+    """"ECMP", "ECMP, k=2 sub-flows", "spraying", "single-path" from a point's simulation settings."""
+    simulation = simulation if isinstance(simulation, dict) else {"routing": simulation or "ecmp"}
+    routing = simulation.get("routing", "ecmp")
+    k = simulation.get("flow_splitting", 1)
+    if routing == "spray":
+        return "spraying"
+    if routing == "ecmp":
+        return "ECMP" if k == 1 else f"ECMP, {k} sub-flows"
+    return routing
+
+
+def packet_spraying(lines, out_dir, name="packet_spraying"):
+    """Iteration time under each routing (ECMP, ECMP with flow splitting k = 2, 4, spraying), one
+    line per DDP variant and leaf oversubscription (scenarios/sweeps/fat-tree-spraying.json;
+    docs/routing.md gives the balanced closed form that spraying meets)."""
+    title = "Packet spraying against ECMP with flow splitting"
+    table, notes = _simulated_rows(lines)
+    table = [r for r in table if r["feasible"]]
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+
+    def routing_of(r):
+        return _routing_label(r["point"].get("simulation", r["point"].get("simulation.routing", "ecmp")))
+
+    order = ["single-path", "ECMP"] + [f"ECMP, {k} sub-flows" for k in (2, 4, 8, 16)] + ["spraying"]
+    labels = sorted({routing_of(r) for r in table}, key=lambda x: (order.index(x) if x in order else len(order), x))
+    overs = sorted({r["point"].get("cluster.oversubscription", 1) for r in table})
+    fig, ax = plt.subplots(figsize=(7.2, 4))
+    markers = ["o", "s", "^", "D"]
+    for i, system in enumerate(_systems(table)):
+        for j, over in enumerate(overs):
+            ys = []
+            for label in labels:
+                match = [r["iteration_time_s"] * 1e3 for r in table if r["system"] == system and routing_of(r) == label
+                         and r["point"].get("cluster.oversubscription", 1) == over]
+                ys.append(match[0] if match else float("nan"))
+            ax.plot(range(len(labels)), ys, color=style.system_color(system), marker=markers[i % len(markers)],
+                    linestyle=["-", "--", ":", "-."][j % 4], label=f"{system}, {over:g}:1")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_xlabel("Routing")
+    ax.set_ylabel("Iteration time (ms)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.set_title(f"{_common(table, 'model')}, {_common(table, 'workers')} GPUs, "
+                 f"{_common(table, 'network', _network_text)}, leaf-spine; line style: oversubscription", fontsize=9)
+    ax.legend(fontsize=8)
+    notes.append("docs/routing.md: spraying balances every uplink (spine imbalance 1), the closed form with "
+                 "L = max(1, G / U) ring flows per uplink")
+    fig.suptitle(title)
+    return _finish(fig, notes, out_dir, name)
+
+
+def _rate_bps(text):
+    """"10Gb/s" -> 1e10 (bits per second); numbers are bytes per second."""
+    if isinstance(text, (int, float)):
+        return text * 8
+    units = {"Tb/s": 1e12, "Gb/s": 1e9, "Mb/s": 1e6, "kb/s": 1e3, "b/s": 1}
+    for unit, scale in units.items():
+        if str(text).endswith(unit):
+            return float(str(text)[:-len(unit)]) * scale
+    return float("nan")
+
+
+def streaming_diloco_wan(lines, out_dir, name="streaming_diloco_wan"):
+    """Left: time per step against the WAN bandwidth of each group, Streaming DiLoCo (a step that
+    carries a fragment) and DDP across the groups.  Right: the WAN bandwidth Streaming DiLoCo's
+    schedule uses (peak: a fragment-carrying step; average over H steps) against data
+    parallelism's and DiLoCo's peaks (scenarios/sweeps/streaming-diloco-wan.json; docs/baselines.md)."""
+    title = "Streaming DiLoCo across a wide-area network"
+    table, notes = _simulated_rows(lines)
+    table = [r for r in table if r["feasible"]]
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for system in _systems(table):
+        points = sorted((_rate_bps(r["point"].get("cluster.wan_bandwidth")) / 1e9, r["iteration_time_s"]) for r in table
+                        if r["system"] == system and r["point"].get("cluster.wan_bandwidth") is not None)
+        if points:
+            xs, ys = zip(*points)
+            left.plot(xs, ys, color=style.system_color(system), marker="o", label=system)
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("WAN bandwidth per group (Gb/s)")
+    left.set_ylabel("Time per step (s)")
+    left.grid(alpha=0.3)
+    left.legend(fontsize=8)
+    diloco = sorted(((_rate_bps(r["point"].get("cluster.wan_bandwidth")) / 1e9, r["details"]) for r in table
+                     if r.get("details") and r["point"].get("cluster.wan_bandwidth") is not None), key=lambda p: p[0])
+    if diloco:
+        xs = [x for x, _ in diloco]
+        for key, label, style_ in (("peak_wan_Bps", "Streaming DiLoCo, peak", "-"),
+                                   ("average_wan_Bps", "Streaming DiLoCo, average", "--"),
+                                   ("data_parallel_peak_wan_Bps", "data parallelism, peak", ":"),
+                                   ("diloco_peak_wan_Bps", "DiLoCo, peak", "-.")):
+            right.plot(xs, [d[key] * 8 / 1e9 for _, d in diloco], linestyle=style_, marker="o", label=label)
+        right.plot(xs, xs, color="grey", linewidth=0.8, label="the WAN's bandwidth")
+        right.set_xscale("log")
+        right.set_yscale("log")
+        right.set_xlabel("WAN bandwidth per group (Gb/s)")
+        right.set_ylabel("WAN bandwidth used (Gb/s)")
+        right.grid(alpha=0.3)
+        right.legend(fontsize=7)
+    fig.suptitle(f"{title}: {_common(table, 'model')}, {_common(table, 'workers')} GPUs")
+    notes.append("bandwidth used = bytes per step / step time; where the WAN does not bind it is what the schedule "
+                 "needs (docs/baselines.md)")
+    return _finish(fig, notes, out_dir, name)

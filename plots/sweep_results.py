@@ -57,6 +57,7 @@ def rows(lines):
             row["breakdown_s"] = result.get("breakdown_s", {})
             row["network_bytes_per_worker"] = result.get("network_bytes_per_worker", {})
             row["cost"] = result.get("cost")  # {"usd", "tokens_per_s_per_1000_usd", "parts", ...} or None
+            row["details"] = result.get("details")  # what a system reports of itself (Streaming DiLoCo's WAN needs)
             out.append(row)
     return out
 

@@ -246,4 +246,51 @@ Topology build_fat_tree(const FatTreeParams& p, const models::ProfileCatalog& pr
   return t;
 }
 
+Topology build_wan(const WanParams& p, const models::ProfileCatalog& profiles) {
+  require(p.groups >= 1, "wan needs at least one group");
+  require(p.servers_per_group >= 1, "wan needs at least one server per group");
+  require(p.wan_Bps > 0, "wan needs the wide-area bandwidth (wan_bandwidth) of each group, > 0");
+  require(p.wan_latency_s >= 0, "the wide-area latency cannot be negative");
+  require_gpu_count(static_cast<long long>(p.groups) * p.servers_per_group, p.gpus_per_server);
+  ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
+                               p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile, 0, "");
+  Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
+  const int nic_count = p.servers_per_group * (p.gpus_per_server / p.gpus_per_nic);
+  require(nic_count + 1 <= net.sw.ports,
+          fmt::format("{} NICs and a WAN trunk need more than the {} ports of switch {}", nic_count, net.sw.ports,
+                      p.switch_profile));
+  Topology t;
+  t.builder = "wan";
+  t.profiles = profiles;
+  t.network_Bps = p.network_Bps;
+  t.builder_args = {{"groups", p.groups},           {"servers_per_group", p.servers_per_group},
+                    {"gpus_per_server", p.gpus_per_server}, {"gpus_per_nic", p.gpus_per_nic},
+                    {"gpus_per_pcie_switch", p.gpus_per_pcie_switch}, {"nvme_per_server", p.nvme_per_server},
+                    {"gpu", p.gpu_profile},         {"nvlink", p.nvlink_profile},
+                    {"pcie", p.pcie_profile},       {"nic", p.nic_profile},
+                    {"switch", p.switch_profile},   {"host", p.host_profile},
+                    {"ssd", p.ssd_profile},         {"network_Bps", p.network_Bps},
+                    {"wan_Bps", p.wan_Bps},         {"wan_latency_s", p.wan_latency_s}};
+  std::vector<Vertex> routers;
+  for (int g = 0; g < p.groups; ++g) {
+    std::vector<Vertex> nics;
+    for (int i = 0; i < p.servers_per_group; ++i)
+      for (Vertex n : add_dgx_server(t, g * p.servers_per_group + i, shape, net, profiles)) nics.push_back(n);
+    Vertex sw = add_switch(t, "switch" + std::to_string(g), net);
+    for (Vertex n : nics) add_nic_uplink(t, n, sw, net);
+    Vertex router = add_switch(t, "wan-router" + std::to_string(g), net);
+    add_trunk(t, sw, router, net);
+    routers.push_back(router);
+  }
+  Vertex core = add_switch(t, "wan", net);
+  for (Vertex router : routers) {
+    EdgeProps e;
+    e.kind = LinkKind::Ethernet;
+    e.bandwidth_Bps = p.wan_Bps;
+    e.latency_s = p.wan_latency_s / 2;
+    t.add_link(router, core, std::move(e));
+  }
+  return t;
+}
+
 }  // namespace luwu::topologies

@@ -114,4 +114,33 @@ struct FatTreeParams {
 };
 Topology build_fat_tree(const FatTreeParams& params, const models::ProfileCatalog& profiles = {});
 
+// Groups of DGX-like clusters joined by a wide-area network (Streaming DiLoCo's setting: each
+// group a datacenter training its own replica).  Group g holds servers g*S .. g*S+S-1 (S =
+// servers_per_group, built as build_dgx builds its servers: GPUs gpu<rank> numbered group by
+// group), their NICs on the group's switch "switch<g>", which a trunk joins to the group's WAN
+// router "wan-router<g>"; every router has one wide-area link to the WAN core "wan", of wan_Bps
+// per direction and half the one-way latency wan_latency_s each, so group to group takes
+// wan_latency_s and each group's WAN capacity is wan_Bps each way.
+//   vertices = per server as dgx, plus G (switch, router) + 1;  links = per server as dgx, plus
+//   G (NIC uplinks of the group) + 2 G
+struct WanParams {
+  int groups = 2;
+  int servers_per_group = 1;
+  int gpus_per_server = 8;
+  int gpus_per_nic = 1;
+  int gpus_per_pcie_switch = 2;
+  int nvme_per_server = 0;
+  std::string gpu_profile = "a100-40gb-sxm";
+  std::string nvlink_profile = "nvlink3-a100";
+  std::string pcie_profile = "pcie-gen4-x16";
+  std::string nic_profile = "rdma-nic-200g";
+  std::string switch_profile = "tofino2";
+  std::string host_profile = "dual-socket-server-2021";
+  std::string ssd_profile = "samsung-pm1733";
+  double network_Bps = 0;
+  double wan_Bps = 0;        // required (> 0): the wide-area link of each group, per direction
+  double wan_latency_s = 0;  // one way, group to group
+};
+Topology build_wan(const WanParams& params, const models::ProfileCatalog& profiles = {});
+
 }  // namespace luwu::topologies

@@ -2,6 +2,8 @@
 #include "topologies/lowering.hpp"
 
 #include <limits>
+#include <map>
+#include <tuple>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -34,6 +36,16 @@ void configure_engine_for_rdma(sg4::Engine& /*engine*/) {
   sg4::Engine::set_config("network/latency-factor:1.0");
 }
 
+namespace {
+unsigned current_route_variant = 0;  // the engine and its actors run in one thread (SimGrid's default)
+}  // namespace
+
+ScopedRouteVariant::ScopedRouteVariant(unsigned variant) : previous_(current_route_variant) {
+  current_route_variant = variant;
+}
+ScopedRouteVariant::~ScopedRouteVariant() { current_route_variant = previous_; }
+unsigned ScopedRouteVariant::current() { return current_route_variant; }
+
 struct RouteCache {
   struct Cached {
     std::vector<LinkImpl*> links;
@@ -42,15 +54,39 @@ struct RouteCache {
   Topology topo;
   RouteChoice choice = RouteChoice::Shortest;
   std::size_t ecmp_max_paths = 64;
+  std::size_t flow_splitting = 1;
   std::vector<Vertex> vertex_of_netpoint;  // by NetPoint::id() within the zone
   std::vector<LinkImpl*> up, down;         // by link index
-  std::unordered_map<std::uint64_t, Cached> cache;
+  std::unordered_map<std::uint64_t, Cached> cache;                  // variant 0
+  std::map<std::tuple<Vertex, Vertex, unsigned>, Cached> variant_cache;  // variants > 0
+  std::unordered_map<std::uint64_t, std::size_t> sub_flows_cache;
+
+  // Whether a flow from `from` to `to` leaves the server (crosses a NIC).
+  bool leaves_server(Vertex from, Vertex to) const {
+    const auto visited = route_vertices(topo, from, shortest_route(topo, from, to));
+    return std::any_of(visited.begin(), visited.end(), [&](Vertex v) {
+      return topo[v].kind == VertexKind::Nic || topo[v].kind == VertexKind::SmartNic;
+    });
+  }
+
+  std::size_t sub_flows(Vertex from, Vertex to) {
+    if (choice == RouteChoice::Shortest || (choice == RouteChoice::EcmpHash && flow_splitting <= 1)) return 1;
+    const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
+    auto it = sub_flows_cache.find(key);
+    if (it != sub_flows_cache.end()) return it->second;
+    std::size_t n = 1;
+    if (from != to && leaves_server(from, to)) {
+      const std::size_t routes = ecmp_routes(topo, own_nic(from), own_nic(to), ecmp_max_paths).size();
+      if (routes > 1) n = choice == RouteChoice::Spray ? routes : flow_splitting;
+    }
+    return sub_flows_cache.emplace(key, n).first->second;
+  }
 
   // A GPU's traffic that leaves its server goes out and in through the GPU's own NIC (NCCL binds
   // each rank to its NIC; Topology::nic_of), even where another NIC on the same PCIe switch is as
   // few hops away; only between the NICs do switches choose among equal-cost routes.
-  std::vector<Edge> graph_route(Vertex from, Vertex to) {
-    std::vector<Edge> direct = fabric_route(from, to, from, to);
+  std::vector<Edge> graph_route(Vertex from, Vertex to, unsigned variant) {
+    std::vector<Edge> direct = fabric_route(from, to, from, to, variant);
     const auto visited = route_vertices(topo, from, direct);
     const bool leaves_server = std::any_of(visited.begin(), visited.end(), [&](Vertex v) {
       return topo[v].kind == VertexKind::Nic || topo[v].kind == VertexKind::SmartNic;
@@ -59,7 +95,7 @@ struct RouteCache {
     const Vertex out = own_nic(from), in = own_nic(to);
     if (out == from && in == to) return direct;
     std::vector<Edge> route = shortest_route(topo, from, out);
-    for (Edge e : fabric_route(out, in, from, to)) route.push_back(e);
+    for (Edge e : fabric_route(out, in, from, to, variant)) route.push_back(e);
     for (Edge e : shortest_route(topo, in, to)) route.push_back(e);
     return route;
   }
@@ -81,18 +117,30 @@ struct RouteCache {
     return routes.at(best);
   }
 
+  // splitmix64 of the ordered pair, and of the sub-flow index when it is not 0.
+  static std::uint64_t flow_hash(Vertex flow_from, Vertex flow_to, unsigned sub_flow) {
+    std::uint64_t x = (static_cast<std::uint64_t>(flow_from) << 32) ^ static_cast<std::uint64_t>(flow_to);
+    for (unsigned round = 0; round < (sub_flow == 0 ? 1u : 2u); ++round) {
+      if (round == 1) x ^= static_cast<std::uint64_t>(sub_flow) * 0xd1b54a32d192ed03ULL;
+      x += 0x9e3779b97f4a7c15ULL;
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+      x ^= x >> 31;
+    }
+    return x;
+  }
+
   // Between a and b: the deterministic shortest route, or under ECMP one of the minimum-hop
   // routes picked by a fixed hash of the flow's endpoints (splitmix64 of the ordered pair), the
-  // same in every run.
-  std::vector<Edge> fabric_route(Vertex a, Vertex b, Vertex flow_from, Vertex flow_to) const {
+  // same in every run.  Variant i > 0 (a sub-flow): under ECMP the route hashed from the pair and
+  // i (flow splitting), under spraying the i-th route after the pair's hashed one (so the
+  // sub-flows 0..n-1 of a sprayed flow take every route once).
+  std::vector<Edge> fabric_route(Vertex a, Vertex b, Vertex flow_from, Vertex flow_to, unsigned variant) const {
     if (choice == RouteChoice::Shortest) return shortest_route(topo, a, b);
     auto routes = ecmp_routes(topo, a, b, ecmp_max_paths);
-    std::uint64_t x = (static_cast<std::uint64_t>(flow_from) << 32) ^ static_cast<std::uint64_t>(flow_to);
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return routes.at(x % routes.size());
+    if (choice == RouteChoice::Spray)
+      return routes.at((flow_hash(flow_from, flow_to, 0) % routes.size() + variant) % routes.size());
+    return routes.at(flow_hash(flow_from, flow_to, variant) % routes.size());
   }
 
   // The NIC a GPU's traffic uses; any other vertex is its own way out.
@@ -109,20 +157,28 @@ struct RouteCache {
   }
   std::unordered_map<Vertex, Vertex> nic_of_gpu;
 
-  const Cached& route(Vertex from, Vertex to) {
+  const Cached& route(Vertex from, Vertex to, unsigned variant) {
+    if (variant != 0) {
+      auto it = variant_cache.find({from, to, variant});
+      if (it != variant_cache.end()) return it->second;
+      return variant_cache.emplace(std::make_tuple(from, to, variant), compute(from, to, variant)).first->second;
+    }
     std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
+    return cache.emplace(key, compute(from, to, 0)).first->second;
+  }
+  Cached compute(Vertex from, Vertex to, unsigned variant) {
     Cached c;
     Vertex at = from;
-    for (Edge e : graph_route(from, to)) {
+    for (Edge e : graph_route(from, to, variant)) {
       const EdgeProps& p = topo[e];
       bool forward = topo.link_from(e) == at;
       c.links.push_back(forward ? up[p.index] : down[p.index]);
       c.latency_s += p.latency_s;
       at = forward ? topo.link_to(e) : topo.link_from(e);
     }
-    return cache.emplace(key, std::move(c)).first->second;
+    return c;
   }
 };
 
@@ -137,12 +193,13 @@ class GraphZone : public sgr::NetZoneImpl {
     const auto& ids = routes_->vertex_of_netpoint;
     if (src->id() >= ids.size() || dst->id() >= ids.size())
       throw std::logic_error("GraphZone: no vertex for netpoint " + src->get_name() + " or " + dst->get_name());
-    const RouteCache::Cached& r = routes_->route(ids[src->id()], ids[dst->id()]);
+    const RouteCache::Cached& r = routes_->route(ids[src->id()], ids[dst->id()], current_route_variant);
     into->link_list_.insert(into->link_list_.end(), r.links.begin(), r.links.end());
     if (latency) *latency += r.latency_s;
   }
 
  private:
+  friend std::size_t luwu::topologies::sub_flow_count(const sg4::Host*, const sg4::Host*);
   std::shared_ptr<RouteCache> routes_;
 };
 
@@ -168,6 +225,7 @@ LoweredPlatform lower_to_simgrid(const Topology& topo, sg4::Engine& engine, cons
   cache->topo = topo;
   cache->choice = options.route_choice;
   cache->ecmp_max_paths = options.ecmp_max_paths;
+  cache->flow_splitting = options.flow_splitting;
 
   // The graph zone is a child of the root zone (an empty one is created when there is no
   // platform yet), so that further lowerings can add their own sibling zones.
@@ -226,6 +284,15 @@ sg4::Host* LoweredPlatform::host(const std::string& vertex_name) const {
 sg4::Link* LoweredPlatform::directed_link(const Topology& topo, Edge edge, Vertex from) const {
   sg4::SplitDuplexLink* link = link_of_edge.at(topo[edge].index);
   return topo.link_from(edge) == from ? link->get_link_up() : link->get_link_down();
+}
+
+std::size_t sub_flow_count(const sg4::Host* from, const sg4::Host* to) {
+  auto* zone = dynamic_cast<GraphZone*>(from->get_englobing_zone()->get_impl());
+  if (zone == nullptr || to->get_englobing_zone() != from->get_englobing_zone()) return 1;
+  const auto& ids = zone->routes_->vertex_of_netpoint;
+  const auto a = from->get_netpoint()->id(), b = to->get_netpoint()->id();
+  if (a >= ids.size() || b >= ids.size()) return 1;
+  return zone->routes_->sub_flows(ids[a], ids[b]);
 }
 
 std::size_t LoweredPlatform::cached_route_count() const { return routes ? routes->cache.size() : 0; }

@@ -51,13 +51,42 @@ enum class RouteChoice {
   Shortest,  // the deterministic shortest_route() for every pair
   EcmpHash,  // one of the minimum-hop routes, chosen by a fixed hash of (source, destination),
              // as a switch's ECMP hashing spreads flows; deterministic across runs
+  Spray,     // per-packet spraying, in a flow-level model: a flow between NICs is split evenly
+             // over all its minimum-hop routes, one sub-flow per route (sub_flow_count)
 };
+
+// Several routes per host pair.  SimGrid asks a zone for one route per (source, destination);
+// a flow that is split into sub-flows (spraying, or ECMP with application-level flow splitting)
+// starts sub-flow i > 0 while this selector says i (route variant i of the pair, see
+// LoweringOptions), inside the engine's own context so that no other actor runs in between
+// (sim/engine/transfers.cpp).  Variant 0 is the pair's ordinary route, the one every flow took
+// before, so a run that splits nothing is unchanged.
+class ScopedRouteVariant {
+ public:
+  explicit ScopedRouteVariant(unsigned variant);
+  ~ScopedRouteVariant();
+  ScopedRouteVariant(const ScopedRouteVariant&) = delete;
+  ScopedRouteVariant& operator=(const ScopedRouteVariant&) = delete;
+  static unsigned current();
+
+ private:
+  unsigned previous_;
+};
+
+// How many sub-flows a flow from one host to another is split into under its platform's routing:
+// spraying, one per minimum-hop route between the two NICs (up to ecmp_max_paths); ECMP with
+// flow_splitting k > 1, k when there is more than one route; otherwise, and for a route that stays
+// inside a server or hosts of different lowerings, 1.
+std::size_t sub_flow_count(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to);
 
 struct LoweringOptions {
   std::string name_prefix;           // prepended to every host, link and disk name
   double default_speed_flops = 1.0;  // host speed of vertices without speed_flops
   RouteChoice route_choice = RouteChoice::Shortest;
-  std::size_t ecmp_max_paths = 64;   // routes considered by EcmpHash
+  std::size_t ecmp_max_paths = 64;   // routes considered by EcmpHash and Spray
+  // Application-level flow splitting under EcmpHash: a flow between NICs is issued as this many
+  // sub-flows, sub-flow i hashed from (source, destination, i) (i = 0 is the unsplit flow's hash).
+  std::size_t flow_splitting = 1;
   bool configure_rdma = true;        // call configure_engine_for_rdma() first
 };
 

@@ -37,25 +37,45 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
   const auto* self = group.members[index];
   const auto* next = group.members[(index + 1) % n];
 
+  // Split flows (simulation.routing "spray", or "ecmp" with flow_splitting): the mailbox comm is
+  // sub-flow 0 with its share, on the pair's ordinary route, and keeps the rendezvous with the
+  // next rank; the sender starts the other sub-flows on their route variants at the same moment
+  // and waits for them all.  The receiver waits for sub-flow 0 only, so a rank may begin its next
+  // stage before a slower sub-flow into it lands; every sub-flow is waited by its sender, so the
+  // collective's end (the last rank's) includes them all.
+  const std::size_t sub_flows = sub_flows_between(self, next);
+  auto send_piece = [&](double bytes, std::vector<simgrid::s4u::CommPtr>& extra) {
+    const double share = bytes / static_cast<double>(sub_flows);
+    auto send = to_next->put_async(&payload_token, whole_bytes(share));
+    for (std::size_t i = 1; i < sub_flows; ++i)
+      extra.push_back(start_sub_flow(const_cast<simgrid::s4u::Host*>(self), const_cast<simgrid::s4u::Host*>(next),
+                                     share, *ctx.traffic, static_cast<unsigned>(i)));
+    return send;
+  };
+
   if (ctx.mode == CollectiveMode::Detailed) {
     for (int step = 0; step < steps; ++step) {
       auto kernel_pace = pace(group, index, step_bytes);
-      auto send = to_next->put_async(&payload_token, whole_bytes(step_bytes));
+      std::vector<simgrid::s4u::CommPtr> extra;
+      auto send = sub_flows > 1 ? send_piece(step_bytes, extra) : to_next->put_async(&payload_token, whole_bytes(step_bytes));
       mine->get<int>();
       send->wait();
+      for (auto& c : extra) c->wait();
       wait_paced(kernel_pace);
-      ctx.traffic->record_flow(self, next, step_bytes, send);
+      ctx.traffic->record_flow(self, next, step_bytes / static_cast<double>(sub_flows), send);
     }
     return;
   }
   // Coarse: all steps as one flow; the other steps' latencies are paid once more each.
   const double total = steps * step_bytes;
   auto kernel_pace = pace(group, index, total);
-  auto send = to_next->put_async(&payload_token, whole_bytes(total));
+  std::vector<simgrid::s4u::CommPtr> extra;
+  auto send = sub_flows > 1 ? send_piece(total, extra) : to_next->put_async(&payload_token, whole_bytes(total));
   mine->get<int>();
   send->wait();
+  for (auto& c : extra) c->wait();
   wait_paced(kernel_pace);
-  ctx.traffic->record_flow(self, next, total, send);
+  ctx.traffic->record_flow(self, next, total / static_cast<double>(sub_flows), send);
   simgrid::s4u::this_actor::sleep_for((steps - 1) * ctx.traffic->route_latency_s(self, next));
 }
 

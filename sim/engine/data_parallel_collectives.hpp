@@ -50,6 +50,7 @@ class DataParallelCollectives {
   void set_group_prefix(std::string prefix) { prefix_ = std::move(prefix); }
 
   int world_size() const { return static_cast<int>(hosts_.size()); }
+  const CollectiveContext& context() const { return context_; }
   CollectiveAlgorithm algorithm() const { return algorithm_; }
   // What Auto runs for one collective of `bytes` (the configured algorithm otherwise); the same on
   // every rank, so the ranks of a collective agree.

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -23,6 +24,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include "sim/engine/timeline.hpp"
+#include "topologies/lowering.hpp"
 
 namespace luwu::sim {
 
@@ -37,10 +39,12 @@ class TrafficMeter {
   // `comm` is the flow's activity (started, or done): with a timeline its start and finish times
   // place the flow on the links' counter tracks.  Its bytes go to the span that the calling actor,
   // or the actor `on_behalf_of` (a helper actor working for it), is running.
+  // `route_variant` > 0: a sub-flow of a split flow, on that route variant of the pair
+  // (topologies::ScopedRouteVariant).
   void record_flow(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst, double bytes,
-                   const simgrid::s4u::CommPtr& comm, long on_behalf_of = -1) {
+                   const simgrid::s4u::CommPtr& comm, long on_behalf_of = -1, unsigned route_variant = 0) {
     ++flows_;
-    Route& r = cached(src, dst);
+    Route& r = cached(src, dst, route_variant);
     // Counters are made on a route's first flow, so a link only looked at (a latency) is not listed.
     if (r.counters.size() != r.links.size())
       for (auto* link : r.links) r.counters.push_back(&link_bytes_[link]);
@@ -54,8 +58,8 @@ class TrafficMeter {
   // exists (start_transfer counts it first, as it always has) gives its comm here.
   bool logs_flows() const { return timeline_ != nullptr; }
   void log_flow_interval(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst, double bytes,
-                         const simgrid::s4u::CommPtr& comm) {
-    if (timeline_ != nullptr && comm) log_interval(cached(src, dst), bytes, comm);
+                         const simgrid::s4u::CommPtr& comm, unsigned route_variant = 0) {
+    if (timeline_ != nullptr && comm) log_interval(cached(src, dst, route_variant), bytes, comm);
   }
   // Traffic that does not cross the simulated network, counted per resource: a disk's reads or
   // writes ("<disk>:read", "<disk>:write" in resource_bytes), or any other named resource.
@@ -150,8 +154,9 @@ class TrafficMeter {
   }
 
   // The route of a flow, and its latency (cached: routes do not change during a simulation).
-  const std::vector<simgrid::s4u::Link*>& route(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst) {
-    return cached(src, dst).links;
+  const std::vector<simgrid::s4u::Link*>& route(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst,
+                                                unsigned variant = 0) {
+    return cached(src, dst, variant).links;
   }
   double route_latency_s(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst) {
     return cached(src, dst).latency_s;
@@ -198,7 +203,18 @@ class TrafficMeter {
     pending_ = std::move(still);
     drain_at_ = std::max<std::size_t>(1024, 2 * pending_.size());
   }
-  Route& cached(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst) {
+  Route& cached(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst, unsigned variant = 0) {
+    if (variant != 0) {
+      const auto key = std::make_tuple(src, dst, variant);
+      auto it = variant_routes_.find(key);
+      if (it == variant_routes_.end()) {
+        Route r;
+        topologies::ScopedRouteVariant on(variant);
+        src->route_to(dst, r.links, &r.latency_s);
+        it = variant_routes_.emplace(key, std::move(r)).first;
+      }
+      return it->second;
+    }
     const HostPair key{src, dst};
     auto it = routes_.find(key);
     if (it == routes_.end()) {
@@ -221,6 +237,8 @@ class TrafficMeter {
     }
   };
   std::unordered_map<HostPair, Route, HostPairHash> routes_;  // looked up only, never iterated; nodes never move
+  // Sub-flows' routes (variant > 0), looked up only; map nodes never move.
+  std::map<std::tuple<const simgrid::s4u::Host*, const simgrid::s4u::Host*, unsigned>, Route> variant_routes_;
   Timeline* timeline_ = nullptr;
   std::vector<LoggedFlow> flow_log_;  // in the order flows were recorded (or drained): deterministic
   std::vector<PendingFlow> pending_;

@@ -10,6 +10,9 @@
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Io.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/simix.hpp>
+
+#include "topologies/lowering.hpp"
 
 namespace luwu::sim {
 namespace {
@@ -69,7 +72,35 @@ simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Hos
 
 void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, TrafficMeter& traffic, double rate_Bps) {
   if (bytes <= 0) return;
-  start_transfer(from, to, bytes, traffic, rate_Bps)->wait();
+  const std::size_t n = rate_Bps > 0 ? 1 : sub_flows_between(from, to);
+  if (n <= 1) {
+    start_transfer(from, to, bytes, traffic, rate_Bps)->wait();
+    return;
+  }
+  const double share = bytes / static_cast<double>(n);
+  std::vector<simgrid::s4u::CommPtr> comms{start_transfer(from, to, share, traffic)};
+  for (std::size_t i = 1; i < n; ++i) comms.push_back(start_sub_flow(from, to, share, traffic, static_cast<unsigned>(i)));
+  for (auto& c : comms) c->wait();
+}
+
+std::size_t sub_flows_between(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to) {
+  return topologies::sub_flow_count(from, to);
+}
+
+simgrid::s4u::CommPtr start_sub_flow(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
+                                     TrafficMeter& traffic, unsigned variant) {
+  traffic.record_flow(from, to, bytes, nullptr, -1, variant);
+  auto comm = simgrid::s4u::Comm::sendto_init();
+  comm->set_payload_size(whole_bytes(bytes));
+  comm->set_source(from);
+  // Setting the destination starts the comm, and SimGrid asks the zone for its route then: in the
+  // engine's context (no other actor runs in between), with the selector on this sub-flow's variant.
+  simgrid::kernel::actor::simcall_answered([&] {
+    topologies::ScopedRouteVariant on(variant);
+    comm->set_destination(to);
+  });
+  if (traffic.logs_flows()) traffic.log_flow_interval(from, to, bytes, comm, variant);
+  return comm;
 }
 
 void read_striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic,

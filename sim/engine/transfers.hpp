@@ -17,8 +17,19 @@ namespace luwu::sim {
 // the flow takes its max-min share of the route.
 simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
                                      TrafficMeter& traffic, double rate_Bps = -1);
+// Blocking; a flow without a rate cap is split into the routing's sub-flows (sub_flows_between),
+// each with an equal share of the bytes, and returns when all are done.  (start_transfer returns
+// one comm and so never splits: spraying and flow splitting leave its flows on one route.)
 void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, TrafficMeter& traffic,
               double rate_Bps = -1);
+
+// How many sub-flows the routing splits a flow between these hosts into (simulation.routing
+// "spray": one per minimum-hop route; "ecmp" with simulation.flow_splitting k: k); 1 for most.
+std::size_t sub_flows_between(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to);
+// Starts sub-flow `variant` (> 0) of a split flow: a host-to-host flow of `bytes` on that route
+// variant of the pair, counted on its own route.  (Sub-flow 0 is an ordinary flow.)
+simgrid::s4u::CommPtr start_sub_flow(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
+                                     TrafficMeter& traffic, unsigned variant);
 
 // Reads or writes `bytes` striped evenly over the disks (RAID-0 style), all at once; returns when
 // every disk is done.  Counted as "<disk>:read" / "<disk>:write".  rate_cap_Bps > 0: the stream

@@ -67,6 +67,7 @@ std::vector<SpineUse> spines_from_json(const luwu::Json& j) {
 luwu::Json result_to_json(const SystemResult& r, bool with_links) {
   luwu::Json j = {{"system", r.system}, {"feasible", r.feasible}, {"workers", r.workers}};
   if (!r.cost.is_null()) j["cost"] = r.cost;  // the cluster's price, whether it runs or not
+  if (!r.details.is_null()) j["details"] = r.details;  // the cluster's price, whether it runs or not
   if (!r.feasible) {
     j["reason"] = r.reason;
     j["memory"] = r.memory;
@@ -109,6 +110,7 @@ SystemResult result_from_json(const luwu::Json& j) {
   r.workers = j.at("workers").get<int>();
   r.memory = j.value("memory", luwu::Json::object());
   if (j.contains("cost")) r.cost = j.at("cost");
+  if (j.contains("details")) r.details = j.at("details");
   if (!r.feasible) {
     r.reason = j.at("reason").get<std::string>();
     return r;

@@ -85,6 +85,7 @@ struct SystemResult {
   std::uint64_t simulated_flows = 0;           // network flows the engine simulated
   std::uint64_t simulated_kernels = 0;         // GPU kernels the engine simulated
   luwu::Json cost;                             // cluster_cost.hpp's cost_to_json; null without a price list
+  luwu::Json details;                          // what a system's schedule reports of itself (Schedule::details); null for most
   luwu::Json timeline;                         // Chrome trace events, when asked for
 };
 

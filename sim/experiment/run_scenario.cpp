@@ -143,6 +143,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   const int workers = static_cast<int>(scenario.topology.gpus().size());
   SimulationOptions sim_options{scenario.collective_mode(), options.record_timeline};
   sim_options.routing = scenario.routing;
+  sim_options.flow_splitting = scenario.flow_splitting;
   sim_options.timeline_counter_points = options.timeline_counter_points;
 
   ScenarioRun run;
@@ -161,7 +162,10 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                  {"flops_per_iteration_per_gpu", flops_per_gpu},
                  {"cluster", scenario.cluster},
                  {"collective_mode", sim_options.mode == CollectiveMode::Detailed ? "detailed" : "coarse"},
-                 {"routing", scenario.routing == topologies::RouteChoice::EcmpHash ? "ecmp" : "single-path"}};
+                 {"routing", scenario.routing == topologies::RouteChoice::EcmpHash ? "ecmp"
+                             : scenario.routing == topologies::RouteChoice::Spray  ? "spray"
+                                                                                   : "single-path"}};
+  if (scenario.flow_splitting > 1) run.summary["flow_splitting"] = scenario.flow_splitting;
   if (scenario.trace) run.summary["trace"] = scenario.trace_file;
   if (!layout.whole_model_per_gpu()) run.summary["parallelism"] = workloads::layout_to_json(layout);
   if (kernel_times) run.summary["kernel_times"] = workloads::kernel_times_to_json(*kernel_times);

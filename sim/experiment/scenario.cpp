@@ -224,6 +224,33 @@ topologies::Topology build_fat_tree(const JsonNode& c, models::ProfileCatalog& c
   });
 }
 
+topologies::Topology build_wan(const JsonNode& c, models::ProfileCatalog& catalog) {
+  c.only_keys({"topology", "groups", "servers_per_group", "gpus_per_server", "gpus_per_nic", "gpus_per_pcie_switch",
+               "nvme_per_server", "network", "wan_bandwidth", "wan_latency_ms", "profiles", "overrides"});
+  topologies::WanParams p;
+  p.groups = int_arg(c, "groups", p.groups, 1);
+  p.servers_per_group = int_arg(c, "servers_per_group", p.servers_per_group, 1);
+  p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server);
+  p.gpus_per_nic = int_arg(c, "gpus_per_nic", p.gpus_per_nic);
+  p.gpus_per_pcie_switch = int_arg(c, "gpus_per_pcie_switch", p.gpus_per_pcie_switch);
+  p.nvme_per_server = int_arg(c, "nvme_per_server", p.nvme_per_server, 0, kMaxDisksPerHost);
+  if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
+  // No default: a wide-area link is the scenario's to state (a leased line, a cloud interconnect).
+  p.wan_Bps = rate_of(c.at("wan_bandwidth"));
+  if (c.has("wan_latency_ms")) {
+    const double ms = c.at("wan_latency_ms").as_non_negative();
+    if (!(ms >= 0) || ms > 1e4) c.at("wan_latency_ms").fail("expected a one-way latency of 0 to 10,000 ms");
+    p.wan_latency_s = ms * 1e-3;
+  }
+  profile_args(c, {{"gpu", &p.gpu_profile}, {"nvlink", &p.nvlink_profile}, {"pcie", &p.pcie_profile},
+                   {"nic", &p.nic_profile}, {"switch", &p.switch_profile}, {"host", &p.host_profile},
+                   {"ssd", &p.ssd_profile}},
+               catalog);
+  return build_with_catalog(c, catalog, [&](const models::ProfileCatalog& profiles) {
+    return topologies::build_wan(p, profiles);
+  });
+}
+
 }  // namespace
 
 topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::string& scenario_dir) {
@@ -242,7 +269,8 @@ topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::st
   }
   using Builder = topologies::Topology (*)(const JsonNode&, models::ProfileCatalog&);
   const Builder build = c.at("topology").as_choice<Builder>(
-      {{"luwu-star", build_luwu_star}, {"dgx", build_dgx}, {"fat-tree", build_fat_tree}}, "topology builder");
+      {{"luwu-star", build_luwu_star}, {"dgx", build_dgx}, {"fat-tree", build_fat_tree}, {"wan", build_wan}},
+      "topology builder");
   // Builders reject impossible parameters with std::invalid_argument: report them at the cluster.
   try {
     models::ProfileCatalog catalog;
@@ -369,13 +397,20 @@ Scenario scenario_from_json(const JsonNode& root) {
 
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");
-    sim.only_keys({"mode", "routing"});
+    sim.only_keys({"mode", "routing", "flow_splitting"});
     if (sim.has("mode")) s.mode = sim.at("mode").as_choice(mode_choices(), "simulation mode");
     if (sim.has("routing"))
       s.routing = sim.at("routing").as_choice(
           Choices<topologies::RouteChoice>{{"ecmp", topologies::RouteChoice::EcmpHash},
-                                           {"single-path", topologies::RouteChoice::Shortest}},
+                                           {"single-path", topologies::RouteChoice::Shortest},
+                                           {"spray", topologies::RouteChoice::Spray}},
           "routing");
+    if (sim.has("flow_splitting")) {
+      // At most 64 sub-flows (the routes ECMP considers per pair, topologies/lowering.hpp).
+      s.flow_splitting = static_cast<int>(sim.at("flow_splitting").as_int(1, 64));
+      if (s.flow_splitting > 1 && s.routing != topologies::RouteChoice::EcmpHash)
+        sim.at("flow_splitting").fail("flow splitting hashes each sub-flow onto its own route: it needs routing \"ecmp\"");
+    }
   }
   return s;
 }

@@ -80,6 +80,7 @@ struct Scenario {
   std::vector<SystemPtr> systems;
   ModeChoice mode = ModeChoice::Auto;
   topologies::RouteChoice routing = topologies::RouteChoice::EcmpHash;  // simulation.routing
+  int flow_splitting = 1;  // simulation.flow_splitting: sub-flows per flow between NICs under ECMP
   // "prices": a shipped price list's name or a file (default models::kDefaultPriceList); false: none.
   std::optional<models::PriceList> prices;
   // The workload's sources, when not generated from model and training ("trace", "kernel_times").

@@ -43,6 +43,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
   auto engine = make_engine();
   topologies::LoweringOptions lowering;
   lowering.route_choice = options.routing;
+  lowering.flow_splitting = static_cast<std::size_t>(std::max(1, options.flow_splitting));
   auto platform = topologies::lower_to_simgrid(topo, *engine, lowering);
 
   const ClusterRoles roles = roles_of(topo, platform);
@@ -170,6 +171,9 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
     result.links.push_back({name, bytes, bw, bytes / (bw * t)});
   }
   result.spines = spine_use(topo, platform, traffic, t);
+  // A system's own report describes its data-parallel group; with several (model parallelism),
+  // the first stage's first group's.
+  result.details = slices.front()->schedule->details(t);
   luwu::Json j = result_to_json(result);
   if (options.record_timeline) {
     if (options.timeline_counter_points > 0) {

@@ -29,6 +29,9 @@ struct SimulationOptions {
   // fabric switches do), or always the lowest-numbered route (single-path).  One route only in a
   // star or a single server: the same there.
   topologies::RouteChoice routing = topologies::RouteChoice::EcmpHash;
+  // Under ECMP: each flow between NICs issued as this many sub-flows, each hashed onto its own
+  // route (application-level flow splitting; 1: none).  Spraying splits over every route itself.
+  int flow_splitting = 1;
 };
 
 // A configuration that cannot run (it does not fit in GPU memory, the cluster lacks a part the

@@ -15,6 +15,7 @@
 #include "sim/systems/zero_hierarchical/zero_hierarchical.hpp"
 #include "sim/systems/zero_infinity/zero_infinity.hpp"
 #include "sim/systems/zero_offload/zero_offload.hpp"
+#include "sim/systems/streaming_diloco/streaming_diloco.hpp"
 #include "sim/systems/zeropp/zeropp.hpp"
 
 namespace luwu::sim {
@@ -33,6 +34,7 @@ const std::vector<RegisteredSystem>& registered_systems() {
       {"atp", parse_atp},                      // best-effort in-switch aggregation with parameter-server fallback
       {"parameter-server", parse_parameter_server},  // model-in-server: optimizer state and updates on CPU servers
       {"luwu", parse_luwu},                    // model-in-network data parallelism, an in-network optimizer node
+      {"streaming-diloco", parse_streaming_diloco},  // groups training apart, fragments synchronized over a WAN
   };
   return systems;
 }

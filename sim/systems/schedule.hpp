@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_input.hpp"
 #include "models/optimizer_cost.hpp"
 #include "sim/engine/cluster_roles.hpp"
 #include "sim/engine/data_parallel_collectives.hpp"
@@ -82,6 +83,9 @@ class Schedule {
   virtual ~Schedule() = default;
   // Runs in the rank's actor, on its GPU's host.
   virtual void run_rank(RankEnv& env) = 0;
+  // After the iteration (iteration_time_s, the slowest rank's): what the system reports of itself
+  // in the result's "details" (null: nothing).
+  virtual luwu::Json details(double /*iteration_time_s*/) const { return nullptr; }
 };
 
 

@@ -381,7 +381,7 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
   const std::vector<std::string> figures = {
       "throughput_vs_model_size", "iteration_breakdown", "switchml_breakdown", "scalability", "network_100_vs_200",
       "headline_175b", "headline_175b_workers", "sensitivity", "mfu_vs_model_size", "throughput_vs_micro_batch",
-      "paper_breakdowns", "sm_sharing_what_if", "ablations", "max_model_size", "oversubscription_knee",
+      "paper_breakdowns", "sm_sharing_what_if", "ablations", "max_model_size", "oversubscription_knee", "packet_spraying", "streaming_diloco_wan",
       "all_reduce_bandwidth", "reliable_transport", "parameter_server_sizing",
       "sharp_vs_luwu", "nvlink_zero_offload", "cost_efficiency_32gpu", "systems_dgx", "systems_offload_dgx",
       "compute_communication_streams"};

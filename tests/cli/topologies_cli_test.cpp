@@ -32,6 +32,28 @@ TEST_CASE("topo build / show / dot on a luwu-star of 8 workers") {
   std::remove(tmp("star.png").c_str());
 }
 
+TEST_CASE("topo build / show / dot on a wan of 2 groups: two 10 Gb/s wide-area links, the routers drawn") {
+  // 2 groups of one 2-GPU server: per group 2 NIC uplinks, a switch-router trunk and a WAN link.
+  std::string json = tmp("wan.json"), dot = tmp("wan.dot");
+  auto r = run_luwusim("topo build --kind wan --groups 2 --servers 1 --gpus-per-server 2 --wan-bandwidth 10Gb/s "
+                       "--wan-latency-ms 10 -o " + json);
+  REQUIRE(r.exit_code == 0);
+  r = run_luwusim("topo show " + json);
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "built by wan"));
+  CHECK(has(r.out, "gpu                  4"));
+  CHECK(has(r.out, "10 Gb/s  x 2"));
+  r = run_luwusim("topo dot " + json + " -o " + dot);
+  CHECK(r.exit_code == 0);
+  CHECK(has(read_whole_file(dot), "wan-router1"));
+  r = run_luwusim("topo build --kind wan -o " + tmp("x.json"));
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "--wan-bandwidth"));
+  std::remove(json.c_str());
+  std::remove(dot.c_str());
+  std::remove(tmp("wan.png").c_str());
+}
+
 TEST_CASE("topo: bad input exits 2 with a message naming the file and path") {
   std::string bad = tmp("bad.json");
   {
@@ -48,7 +70,7 @@ TEST_CASE("topo: bad input exits 2 with a message naming the file and path") {
   CHECK(run_luwusim("topo build --kind ring -o " + tmp("x.json")).exit_code == 2);
   r = run_luwusim("topo build --kind dgz -o " + tmp("x.json"));
   CHECK(r.exit_code == 2);
-  CHECK(has(r.err, "unknown topology kind \"dgz\" (did you mean \"dgx\"?); expected \"luwu-star\", \"dgx\" or \"fat-tree\""));
+  CHECK(has(r.err, "unknown topology kind \"dgz\" (did you mean \"dgx\"?); expected \"luwu-star\", \"dgx\", \"fat-tree\" or \"wan\""));
   CHECK(run_luwusim("topo build --kind luwu-star --network fast -o " + tmp("x.json")).exit_code == 2);
   auto bare = run_luwusim("topo build --kind luwu-star --network 100 -o " + tmp("x.json"));  // 100 B/s? say the unit
   CHECK(bare.exit_code == 2);

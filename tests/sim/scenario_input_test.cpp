@@ -67,7 +67,7 @@ TEST_CASE("an unknown topology builder or catalog model suggests the nearest nam
   Failure f = failure_of(j);
   CHECK(f.path == "$.cluster.topology");
   CHECK(contains(f.what, "unknown topology builder \"fat-tre\" (did you mean \"fat-tree\"?); expected \"luwu-star\", "
-                         "\"dgx\" or \"fat-tree\""));
+                         "\"dgx\", \"fat-tree\" or \"wan\""));
 
   j = tiny();
   j["model"] = "gpt3-125n";
