@@ -63,8 +63,10 @@ void judge(SearchCandidate& c, const SweepPoint& point, const std::string& file)
     double busiest_flops = 0;
     for (const auto& stage : stages) busiest_flops = std::max(busiest_flops, stage.flops_per_iteration());
     c.bound_tokens_per_s = stages.front().tokens_per_iteration() * scenario.layout.data / (busiest_flops / peak);
+    Hardware group_hardware = scenario.hardware;  // a stage's footprint is over its data-parallel group
+    group_hardware.workers = scenario.layout.data;
     for (std::size_t p = 0; p < stages.size(); ++p) {
-      const Fit fit = system.fit(stages[p], scenario.hardware);
+      const Fit fit = system.fit(stages[p], group_hardware);
       if (fit.runs()) continue;
       c.outcome = Outcome::DoesNotFit;
       c.reason = stages.size() > 1 ? fmt::format("pipeline stage {}: {}", p, fit.problem) : fit.problem;

@@ -208,11 +208,14 @@ SystemResult simulate_parallel_system(const ParallelWorkload& workload, const to
     throw std::invalid_argument(fmt::format("a {} x {} x {} layout with {} stage traces on a cluster of {} GPUs",
                                             layout.tensor, layout.pipeline, layout.data, workload.stages.size(), world));
 
-  // Each stage's GPUs hold that stage's share of the model: the stage that fits worst decides.
+  // Each stage's GPUs hold that stage's share of the model, partitioned (by the systems that
+  // partition) over their data-parallel group: the stage that fits worst decides.
+  Hardware group_hardware = hardware;
+  group_hardware.workers = layout.data;
   std::vector<Fit> fits;
   std::size_t worst = 0;
   for (std::size_t p = 0; p < workload.stages.size(); ++p) {
-    fits.push_back(system.fit(*workload.stages[p], hardware));
+    fits.push_back(system.fit(*workload.stages[p], group_hardware));
     const Fit& f = fits.back();
     const Fit& w = fits[worst];
     if ((!f.runs() && w.runs()) || (f.runs() == w.runs() && f.footprint.gpu_total_bytes() > w.footprint.gpu_total_bytes()))

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 
 #include "common/input_error.hpp"
@@ -198,6 +199,17 @@ TEST_CASE("tensor 2 x pipeline 2 x data 2 on two 4-GPU servers: the NICs carry t
   for (const auto& op : stages[0].ops)
     if (op.kind == workloads::OpKind::TensorAllReduce) tensor += 2.0 * 1 / 2 * static_cast<double>(op.comm_bytes);
   CHECK(link_bytes(r, "gpu0--nvswitch0_UP") == doctest::Approx(tensor + 2.0 * 1 / 2 * grad).epsilon(1e-9));
+
+  // ZeRO-3 partitions a stage's model state over its data-parallel group of 2, not over all 8
+  // GPUs: each GPU keeps half of its stage's 12 B/param of fp32 state (for the stage that fits
+  // worst, whichever it is).
+  const auto zero3 = simulate_layout(stages, layout, topo, hw, "zero3");
+  REQUIRE(zero3.feasible);
+  const double optimizer = zero3.memory.at("gpu_optimizer_bytes").get<double>();
+  bool half_of_a_stage = false;
+  for (const auto& stage : stages)
+    half_of_a_stage |= std::abs(optimizer - 12.0 * static_cast<double>((stage.total_params() + 1) / 2)) < 1;
+  CHECK(half_of_a_stage);
 }
 
 TEST_CASE("a scenario's parallelism: data derived from the GPUs, checked when given, refused with a trace") {
