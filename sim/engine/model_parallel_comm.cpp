@@ -48,14 +48,8 @@ void ModelParallelComm::run(const workloads::TraceOp& op, int rank, GpuDevice& g
     case OpKind::TensorAllReduce:
     case OpKind::TensorReduceScatter:
     case OpKind::TensorAllGather: tensor_collective(op.kind, rank, bytes); break;
-    case OpKind::SendActivation:
-      send(rank, parallel_rank(layout_, {c.tensor, c.data, c.stage + 1}),
-           *activations_[static_cast<std::size_t>(parallel_rank(layout_, {c.tensor, c.data, c.stage + 1}))], bytes);
-      break;
-    case OpKind::SendGradient:
-      send(rank, parallel_rank(layout_, {c.tensor, c.data, c.stage - 1}),
-           *gradients_[static_cast<std::size_t>(parallel_rank(layout_, {c.tensor, c.data, c.stage - 1}))], bytes);
-      break;
+    case OpKind::SendActivation: send(rank, parallel_rank(layout_, {c.tensor, c.data, c.stage + 1}), activations_, bytes); break;
+    case OpKind::SendGradient: send(rank, parallel_rank(layout_, {c.tensor, c.data, c.stage - 1}), gradients_, bytes); break;
     case OpKind::RecvActivation: receive(*activations_[static_cast<std::size_t>(rank)]); break;
     case OpKind::RecvGradient: receive(*gradients_[static_cast<std::size_t>(rank)]); break;
     default: throw std::logic_error("ModelParallelComm::run: " + workloads::to_string(op.kind) + " is compute");
@@ -75,9 +69,11 @@ void ModelParallelComm::tensor_collective(workloads::OpKind kind, int rank, doub
   }
 }
 
-void ModelParallelComm::send(int from, int to, Port& port, double bytes) {
+void ModelParallelComm::send(int from, int to, std::vector<std::unique_ptr<Port>>& ports, double bytes) {
+  // Checked before the port is looked up: a trace that sends past the first or last stage is a bug.
   if (to < 0 || static_cast<std::size_t>(to) >= hosts_.size())
     throw std::logic_error(fmt::format("rank {} sends to a pipeline stage that does not exist", from));
+  Port& port = *ports[static_cast<std::size_t>(to)];
   auto flow = start_transfer(hosts_[static_cast<std::size_t>(from)], hosts_[static_cast<std::size_t>(to)], bytes,
                              *context_.traffic);
   std::unique_lock lock(*port.mutex);

@@ -62,7 +62,8 @@ class ModelParallelComm {
     std::deque<simgrid::s4u::CommPtr> flows;
   };
   void tensor_collective(workloads::OpKind kind, int rank, double bytes);
-  void send(int from, int to, Port& port, double bytes);
+  // A flow from rank `from` to rank `to`, queued at `to`'s port of that kind (ports: by rank).
+  void send(int from, int to, std::vector<std::unique_ptr<Port>>& ports, double bytes);
   void receive(Port& port);
 
   workloads::ParallelLayout layout_;
