@@ -5,7 +5,13 @@
 // `run`'s auto mode past 64 GPUs, keeps one flow per rank and collective).
 //
 //   scaling_bench [--quick] [--workers 64,128,...] [--systems ddp,zero3,...] [--model gpt3-125m]
-//                 [--mode coarse|detailed] [--max-wall-s 120]
+//                 [--mode coarse|detailed] [--max-wall-s 120] [--fold K] [--fat-tree]
+//
+// --fold K simulates K ranks of the N in the systems that fold (SimulationOptions::
+// fold_data_parallel; K a multiple of 48 past 48 workers, so whole racks are simulated); the others
+// run every rank.  --fat-tree runs on a fat-tree (2 tiers, 3 past 2,048) of single-GPU servers (Tofinos, 100 Gb/s
+// NICs, an NVMe SSD each) instead: no optimizer node or aggregating switch, so for the systems
+// that need neither, past luwu-star's 2,048.
 //
 // Every system runs on the same luwu-star cluster (one GPU per worker host; past 48 workers, racks of
 // at most 48 under top-of-rack Tofinos trunked to the cluster Tofino, which a Tofino's 64 ports
@@ -43,6 +49,8 @@ struct Options {
   std::string model = "gpt3-125m";
   sim::CollectiveMode mode = sim::CollectiveMode::Coarse;
   double max_wall_s = 120;
+  int fold = 0;
+  bool fat_tree = false;
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -77,10 +85,14 @@ Options parse(int argc, char** argv) {
       o.mode = mode == "coarse" ? sim::CollectiveMode::Coarse : sim::CollectiveMode::Detailed;
     } else if (arg == "--max-wall-s") {
       o.max_wall_s = std::stod(value());
+    } else if (arg == "--fold") {
+      o.fold = std::stoi(value());
+    } else if (arg == "--fat-tree") {
+      o.fat_tree = true;
     } else {
       throw std::invalid_argument("unknown argument " + arg +
                                   " (scaling_bench [--quick] [--workers N,N,...] [--systems a,b,...] [--model M] "
-                                  "[--mode coarse|detailed] [--max-wall-s S])");
+                                  "[--mode coarse|detailed] [--max-wall-s S] [--fold K] [--fat-tree])");
     }
   }
   return o;
@@ -152,9 +164,15 @@ int main(int argc, char** argv) {
       star.workers = n;
       star.racks = (n + kWorkersPerRack - 1) / kWorkersPerRack;
       star.parameter_servers = std::clamp(n / 8, 1, kMaxParameterServers);
+      topologies::FatTreeParams tree;
+      tree.servers = n;
+      tree.gpus_per_server = 1;
+      tree.gpus_per_pcie_switch = 1;
+      tree.nvme_per_server = 1;
+      tree.tiers = n > 2048 ? 3 : 2;  // 64-port Tofinos: 2 tiers reach 2,048 NICs
       topologies::Topology topo;
       try {
-        topo = topologies::build_luwu_star(star);
+        topo = o.fat_tree ? topologies::build_fat_tree(tree) : topologies::build_luwu_star(star);
       } catch (const std::invalid_argument& e) {
         runs.stopped = "no cluster of " + std::to_string(n) + " workers: " + e.what();
         break;
@@ -162,6 +180,7 @@ int main(int argc, char** argv) {
       sim::SimulationOptions options;
       options.mode = o.mode;
       options.check_memory = false;
+      options.fold_data_parallel = o.fold > 0 && o.fold < n ? o.fold : 0;
       const auto start = std::chrono::steady_clock::now();
       sim::SystemResult r;
       try {
@@ -180,10 +199,10 @@ int main(int argc, char** argv) {
       runs.wall_s.push_back(wall);
       runs.activities.push_back(activities);
       std::printf("{\"bench\": \"scaling\", \"system\": \"%s\", \"workers\": %d, \"wall_s\": %.4f, \"mode\": \"%s\", "
-                  "\"iteration_time_s\": %.9g, \"flows\": %llu, \"kernels\": %llu}\n",
+                  "\"iteration_time_s\": %.9g, \"flows\": %llu, \"kernels\": %llu, \"simulated_ranks\": %d}\n",
                   name.c_str(), n, wall, options.mode == sim::CollectiveMode::Detailed ? "detailed" : "coarse",
                   r.iteration_time_s, static_cast<unsigned long long>(r.simulated_flows),
-                  static_cast<unsigned long long>(r.simulated_kernels));
+                  static_cast<unsigned long long>(r.simulated_kernels), r.folding ? r.folding->simulated : n);
       std::fflush(stdout);
       if (wall > o.max_wall_s) {
         if (n != o.workers.back())

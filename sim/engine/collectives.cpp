@@ -5,6 +5,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -54,6 +55,7 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
   };
 
   if (ctx.mode == CollectiveMode::Detailed) {
+    if (group.ranks() != n) throw std::logic_error("a folded group's collectives run in coarse mode only");
     for (int step = 0; step < steps; ++step) {
       auto kernel_pace = pace(group, index, step_bytes);
       std::vector<simgrid::s4u::CommPtr> extra;
@@ -82,17 +84,17 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
 }  // namespace
 
 void ring_all_gather(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx) {
-  const int n = group.size();
+  const int n = group.ranks();
   ring_pass(group, index, n - 1, buffer_bytes / n, ctx);
 }
 
 void ring_reduce_scatter(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx) {
-  const int n = group.size();
+  const int n = group.ranks();
   ring_pass(group, index, n - 1, buffer_bytes / n, ctx);
 }
 
 void ring_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx) {
-  const int n = group.size();
+  const int n = group.ranks();
   ring_pass(group, index, 2 * (n - 1), buffer_bytes / n, ctx);
 }
 
@@ -101,6 +103,7 @@ void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
   const int n = group.size();
   if (n <= 1 || buffer_bytes <= 0) return;
   if (ctx.mode == CollectiveMode::Coarse) return ring_all_reduce(group, index, buffer_bytes, ctx);
+  if (group.ranks() != n) throw std::logic_error("a folded group's collectives run in coarse mode only");
   const int chunks = static_cast<int>(std::ceil(buffer_bytes / chunk_bytes));
   const double piece = buffer_bytes / chunks;
   const int parent = index == 0 ? -1 : (index - 1) / 2;
@@ -176,11 +179,11 @@ void in_network_all_reduce(const InNetworkGroup& g, int index, double buffer_byt
 
 void in_network_reduce_scatter(const InNetworkGroup& g, int index, double buffer_bytes,
                                const CollectiveContext& ctx) {
-  in_network(g, index, buffer_bytes, buffer_bytes / g.group.size(), ctx);
+  in_network(g, index, buffer_bytes, buffer_bytes / g.group.ranks(), ctx);
 }
 
 void in_network_all_gather(const InNetworkGroup& g, int index, double buffer_bytes, const CollectiveContext& ctx) {
-  in_network(g, index, buffer_bytes / g.group.size(), buffer_bytes, ctx);
+  in_network(g, index, buffer_bytes / g.group.ranks(), buffer_bytes, ctx);
 }
 
 void hierarchical_all_reduce(const CommGroup& local, int local_index, const CommGroup& cross, int cross_index,

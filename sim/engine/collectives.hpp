@@ -26,11 +26,21 @@ enum class CollectiveMode { Detailed, Coarse };
 // `engines` (empty, or one per member, nullptr for none) pace each member's sends: a send of b
 // bytes also executes b "flops" on the member's engine, a host whose speed in bytes/s the GPU
 // lowers while a GEMM runs beside the collective kernel (GpuDevice::collective_engine).
+//
+// Folding (`represents`): the members simulated stand for a larger group of `represents` ranks
+// that are symmetric on the topology (data-parallel folding, sim/experiment/simulate.cpp).  Sizes
+// and step counts are the represented group's; the flows are the simulated members', each to its
+// ring neighbour as in the whole group, so on a topology where a rank's flows meet only its own
+// and its neighbour's links every simulated rank sees what it would in the whole group.  Coarse
+// mode only: detailed mode's steps exchange real pieces between the members.
 struct CommGroup {
   std::string name;
   std::vector<simgrid::s4u::Host*> members;
   std::vector<simgrid::s4u::Host*> engines;
+  int represents = 0;  // 0: the members themselves
   int size() const { return static_cast<int>(members.size()); }
+  // The collective's rank count: what sizes its shards and counts its steps.
+  int ranks() const { return represents > 0 ? represents : size(); }
   simgrid::s4u::Host* engine_of(int index) const {
     return engines.empty() ? nullptr : engines[static_cast<std::size_t>(index)];
   }

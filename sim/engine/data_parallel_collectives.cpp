@@ -52,10 +52,26 @@ DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*
     algorithm_ = CollectiveAlgorithm::Ring;
 }
 
-const CommGroup& DataParallelCollectives::group(const std::string& name, const std::vector<int>& ranks, bool paced) {
+void DataParallelCollectives::represent(int ranks) {
+  if (!groups_.empty()) throw std::logic_error("represent() after the first collective");
+  if (ranks == world_size()) return;
+  const std::string what = "a data-parallel group folded to " + std::to_string(world_size()) + " ranks ";
+  if (ranks < world_size()) throw std::invalid_argument(what + "cannot stand for " + std::to_string(ranks));
+  if (ranks_of_server_.size() < 2 || !even_servers_)
+    throw std::invalid_argument(what + "must span two or more servers evenly (a ring across servers needs a "
+                                "simulated neighbour)");
+  if (ranks % per_server() != 0)
+    throw std::invalid_argument(what + "in servers of " + std::to_string(per_server()) + " cannot stand for " +
+                                std::to_string(ranks) + " (not whole servers)");
+  represented_ = ranks;
+  shape_known_ = false;
+}
+
+const CommGroup& DataParallelCollectives::group(const std::string& name, const std::vector<int>& ranks, bool paced,
+                                                int represents) {
   auto it = groups_.find(name);
   if (it != groups_.end()) return it->second;
-  CommGroup g{prefix_ + name, {}, {}};
+  CommGroup g{prefix_ + name, {}, {}, represents};
   for (int r : ranks) {
     g.members.push_back(hosts_[r]);
     if (paced && !engines_.empty()) g.engines.push_back(engines_[r]);
@@ -66,7 +82,7 @@ const CommGroup& DataParallelCollectives::group(const std::string& name, const s
 const CommGroup& DataParallelCollectives::world(const std::string& tag) {
   std::vector<int> all(hosts_.size());
   std::iota(all.begin(), all.end(), 0);
-  return group(tag + "/world", all, ranks_of_server_.size() > 1);
+  return group(tag + "/world", all, ranks_of_server_.size() > 1, represented_);
 }
 const CommGroup& DataParallelCollectives::local(const std::string& tag, int rank) {
   int s = server_of_rank_[rank];
@@ -74,7 +90,9 @@ const CommGroup& DataParallelCollectives::local(const std::string& tag, int rank
 }
 const CommGroup& DataParallelCollectives::cross(const std::string& tag, int rank) {
   int l = local_index_[rank];
-  return group(tag + "/cross" + std::to_string(l), ranks_of_local_index_.at(l), true);
+  // Folded: one rank of each represented server.
+  return group(tag + "/cross" + std::to_string(l), ranks_of_local_index_.at(l), true,
+               represented_ > 0 ? represented_ / per_server() : 0);
 }
 
 const InNetworkGroup& DataParallelCollectives::in_network(const std::string& tag, int rank) {
@@ -176,8 +194,8 @@ GroupRoutes DataParallelCollectives::routes_of(const std::vector<std::vector<int
 const CollectiveShape& DataParallelCollectives::shape() {
   if (shape_known_) return shape_;
   CollectiveShape s;
-  s.world = world_size();
-  s.servers = static_cast<int>(ranks_of_server_.size());
+  s.world = represented_size();
+  s.servers = represented_ > 0 ? represented_ / per_server() : static_cast<int>(ranks_of_server_.size());
   s.per_server = even_servers_ ? static_cast<int>(ranks_of_server_.begin()->second.size()) : 0;
   std::vector<int> all(hosts_.size());
   std::iota(all.begin(), all.end(), 0);

@@ -49,7 +49,17 @@ class DataParallelCollectives {
   // tensor x pipeline slice of a model-parallel layout) must not share them.
   void set_group_prefix(std::string prefix) { prefix_ = std::move(prefix); }
 
+  // Folding: these ranks stand for a data-parallel group of `ranks` that is symmetric on the
+  // topology, in servers holding as many of its ranks as these do; collectives over the world and
+  // across servers size their shards and count their steps for the whole group
+  // (CommGroup::represents), the servers' own groups are unchanged.  std::invalid_argument unless
+  // `ranks` >= the world fills whole servers and the world spans at least two servers evenly (a
+  // cross-server ring needs a simulated neighbour).
+  void represent(int ranks);
+
   int world_size() const { return static_cast<int>(hosts_.size()); }
+  // The group the collectives size themselves for: world_size(), or what it represents.
+  int represented_size() const { return represented_ > 0 ? represented_ : world_size(); }
   const CollectiveContext& context() const { return context_; }
   CollectiveAlgorithm algorithm() const { return algorithm_; }
   // What Auto runs for one collective of `bytes` (the configured algorithm otherwise); the same on
@@ -59,7 +69,8 @@ class DataParallelCollectives {
   const CollectiveShape& shape();
 
  private:
-  const CommGroup& group(const std::string& name, const std::vector<int>& ranks, bool paced);
+  const CommGroup& group(const std::string& name, const std::vector<int>& ranks, bool paced, int represents = 0);
+  int per_server() const { return static_cast<int>(ranks_of_server_.begin()->second.size()); }
   const CommGroup& world(const std::string& tag);
   const CommGroup& local(const std::string& tag, int rank);
   const CommGroup& cross(const std::string& tag, int rank);
@@ -87,6 +98,7 @@ class DataParallelCollectives {
   std::map<std::string, InNetworkGroup> in_network_groups_;
   bool even_servers_ = true;
   CollectiveTuning tuning_;
+  int represented_ = 0;  // folded: the group's ranks; 0: the world
   bool shape_known_ = false;
   CollectiveShape shape_;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -45,15 +46,17 @@ std::vector<Step> steps_of(int n, bool reduce_scatter) {
 // All-gather data moves to the rank `distance` after; reduce-scatter's partial sums move back.
 void pat_run(const CommGroup& group, int index, double buffer_bytes, bool reduce_scatter,
              const CollectiveContext& ctx) {
-  const int n = group.size();
-  if (n <= 1 || buffer_bytes <= 0) return;
+  const int members = group.size();
+  const int n = group.ranks();  // a folded group's shards and steps are the represented group's
+  if (members <= 1 || buffer_bytes <= 0) return;
   const double shard_bytes = buffer_bytes / n;
   const std::vector<Step> steps = steps_of(n, reduce_scatter);
   const int sign = reduce_scatter ? -1 : 1;
-  auto peer = [&](int distance) { return ((index + sign * distance) % n + n) % n; };
+  auto peer = [&](int distance) { return ((index + sign * distance) % members + members) % members; };
   const auto* self = group.members[static_cast<std::size_t>(index)];
 
   if (ctx.mode == CollectiveMode::Detailed) {
+    if (n != members) throw std::logic_error("a folded group's collectives run in coarse mode only");
     for (std::size_t k = 0; k < steps.size(); ++k) {
       const int to = peer(steps[k].distance);
       const double bytes = steps[k].shards * shard_bytes;

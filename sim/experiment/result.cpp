@@ -84,6 +84,8 @@ luwu::Json result_to_json(const SystemResult& r, bool with_links) {
                       {"idle", r.breakdown.idle_s}};
   j["gpu_contention_s"] = {{"compute_stretch", r.contention.compute_stretch_s},
                            {"collective_launch_wait", r.contention.collective_launch_wait_s}};
+  if (r.folding)
+    j["folding"] = {{"data_parallel", r.folding->data_parallel}, {"simulated_data_parallel", r.folding->simulated}};
   if (r.model_parallel)
     j["model_parallel_s"] = {{"tensor_collectives", r.model_parallel->tensor_collectives_s},
                              {"pipeline_waits", r.model_parallel->pipeline_waits_s}};
@@ -126,6 +128,9 @@ SystemResult result_from_json(const luwu::Json& j) {
     const auto& c = j.at("gpu_contention_s");
     r.contention = {c.at("compute_stretch").get<double>(), c.at("collective_launch_wait").get<double>()};
   }
+  if (j.contains("folding"))
+    r.folding = Folding{j.at("folding").at("data_parallel").get<int>(),
+                        j.at("folding").at("simulated_data_parallel").get<int>()};
   if (j.contains("model_parallel_s"))
     r.model_parallel = ModelParallelTimes{j.at("model_parallel_s").at("tensor_collectives").get<double>(),
                                           j.at("model_parallel_s").at("pipeline_waits").get<double>()};

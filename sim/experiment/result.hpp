@@ -63,6 +63,14 @@ luwu::Json spines_to_json(const std::vector<SpineUse>& spines);
 // The summary's keys, in the order CSVs give them as "spine_<key>" columns.
 const std::vector<std::string>& spine_summary_keys();
 
+// A folded run: `simulated` ranks of every data-parallel group of `data_parallel` stood for it
+// (SimulationOptions::fold_data_parallel).  Times and per-worker figures are the simulated ranks';
+// links and storage count only their traffic.
+struct Folding {
+  int data_parallel = 0;
+  int simulated = 0;
+};
+
 struct SystemResult {
   std::string system;
   bool feasible = true;
@@ -75,6 +83,7 @@ struct SystemResult {
   Breakdown breakdown;
   GpuContention contention;  // per rank, averaged
   std::optional<ModelParallelTimes> model_parallel;  // only with tensor or pipeline parallelism
+  std::optional<Folding> folding;                     // only when folded
   double sent_bytes_per_worker = 0;
   double received_bytes_per_worker = 0;
   std::vector<LinkUse> links;              // sorted by name

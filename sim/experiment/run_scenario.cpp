@@ -31,10 +31,15 @@ std::string dollars(double usd) {
 }  // namespace
 
 void check_simulation_budget(const Scenario& scenario) {
-  const auto gpus = static_cast<long double>(scenario.topology.gpus().size());
+  // Folded, a system simulates fold_data_parallel of every data-parallel group's ranks.
+  const long double fold =
+      scenario.fold_data_parallel > 0 ? static_cast<long double>(scenario.layout.data) / scenario.fold_data_parallel : 1;
+  const auto gpus = static_cast<long double>(scenario.topology.gpus().size()) / fold;
   if (gpus > kMaxSimulatedGpus)
-    throw InputError(scenario.file, "$.cluster",
-                     fmt::format("{} GPUs: luwusim simulates at most {} GPUs in one process", gpus, kMaxSimulatedGpus));
+    throw InputError(scenario.file, scenario.fold_data_parallel > 0 ? "$.simulation.fold_data_parallel" : "$.cluster",
+                     fmt::format("{} GPUs to simulate: luwusim simulates at most {} GPUs in one process{}",
+                                 static_cast<double>(gpus), kMaxSimulatedGpus,
+                                 scenario.fold_data_parallel > 0 ? "" : " (simulation.fold_data_parallel folds them)"));
   // Every rank replays every kernel of its trace: one micro-batch's, grad_accum times, per GPU.
   workloads::TrainingConfig one_micro_batch = scenario.training;
   one_micro_batch.grad_accum = 1;
@@ -144,6 +149,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   SimulationOptions sim_options{scenario.collective_mode(), options.record_timeline};
   sim_options.routing = scenario.routing;
   sim_options.flow_splitting = scenario.flow_splitting;
+  sim_options.fold_data_parallel = scenario.fold_data_parallel;
   sim_options.timeline_counter_points = options.timeline_counter_points;
 
   ScenarioRun run;

@@ -290,7 +290,7 @@ const Choices<ModeChoice>& mode_choices() {
 
 CollectiveMode Scenario::collective_mode() const {
   if (mode == ModeChoice::Detailed) return CollectiveMode::Detailed;
-  if (mode == ModeChoice::Coarse) return CollectiveMode::Coarse;
+  if (mode == ModeChoice::Coarse || fold_data_parallel > 0) return CollectiveMode::Coarse;
   return static_cast<int>(topology.gpus().size()) <= kDetailedMaxGpus ? CollectiveMode::Detailed
                                                                        : CollectiveMode::Coarse;
 }
@@ -397,7 +397,7 @@ Scenario scenario_from_json(const JsonNode& root) {
 
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");
-    sim.only_keys({"mode", "routing", "flow_splitting"});
+    sim.only_keys({"mode", "routing", "flow_splitting", "fold_data_parallel"});
     if (sim.has("mode")) s.mode = sim.at("mode").as_choice(mode_choices(), "simulation mode");
     if (sim.has("routing"))
       s.routing = sim.at("routing").as_choice(
@@ -410,6 +410,16 @@ Scenario scenario_from_json(const JsonNode& root) {
       s.flow_splitting = static_cast<int>(sim.at("flow_splitting").as_int(1, 64));
       if (s.flow_splitting > 1 && s.routing != topologies::RouteChoice::EcmpHash)
         sim.at("flow_splitting").fail("flow splitting hashes each sub-flow onto its own route: it needs routing \"ecmp\"");
+    }
+    if (sim.has("fold_data_parallel")) {
+      const JsonNode fold = sim.at("fold_data_parallel");
+      s.fold_data_parallel = static_cast<int>(fold.as_int(2, 1 << 20));
+      if (s.fold_data_parallel > s.layout.data)
+        fold.fail(fmt::format("{} simulated ranks of a data-parallel group of {}: at most the group",
+                              s.fold_data_parallel, s.layout.data));
+      if (s.fold_data_parallel == s.layout.data) s.fold_data_parallel = 0;  // nothing to fold
+      if (s.fold_data_parallel > 0 && s.mode == ModeChoice::Detailed)
+        fold.fail("folded collectives run in coarse mode: remove simulation.mode \"detailed\" or the folding");
     }
   }
   return s;

@@ -81,6 +81,9 @@ struct Scenario {
   ModeChoice mode = ModeChoice::Auto;
   topologies::RouteChoice routing = topologies::RouteChoice::EcmpHash;  // simulation.routing
   int flow_splitting = 1;  // simulation.flow_splitting: sub-flows per flow between NICs under ECMP
+  // simulation.fold_data_parallel: simulate this many ranks of every data-parallel group, standing
+  // for all of them (docs/performance.md, "Folding"); 0: every rank.
+  int fold_data_parallel = 0;
   // "prices": a shipped price list's name or a file (default models::kDefaultPriceList); false: none.
   std::optional<models::PriceList> prices;
   // The workload's sources, when not generated from model and training ("trace", "kernel_times").

@@ -35,9 +35,10 @@ struct DataParallelSlice {
 };
 
 // Runs inside the simulation process: the engine, the platform, one actor per rank.
+// `simulated_data`: the data-parallel ranks of every group simulated (layout.data unfolded).
 luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topologies::Topology& topo,
                                     const Hardware& hardware, const System& system,
-                                    const SimulationOptions& options) {
+                                    const SimulationOptions& options, int simulated_data) {
   const models::GpuSpec& gpu_spec = hardware.gpu;
   const workloads::ParallelLayout& layout = workload.layout;
   auto engine = make_engine();
@@ -47,22 +48,24 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
   auto platform = topologies::lower_to_simgrid(topo, *engine, lowering);
 
   const ClusterRoles roles = roles_of(topo, platform);
-  const int world = roles.world();
   const bool model_parallel = !layout.whole_model_per_gpu();
+  const bool folded = simulated_data < layout.data;
+  // The ranks simulated: every GPU's, or, folded, those of the first data-parallel indexes.
+  std::vector<int> simulated;
+  for (int r = 0; r < roles.world(); ++r)
+    if (parallel_coords(layout, r).data < simulated_data) simulated.push_back(r);
+  const int world = static_cast<int>(simulated.size());
 
   Timeline timeline(options.record_timeline);
   TrafficMeter traffic;
   traffic.attach_timeline(&timeline);  // only an enabled one: otherwise the meter records as before
   const CollectiveSettings collective_settings = system.collectives();
-  std::vector<std::unique_ptr<GpuDevice>> gpus;
-  std::vector<simgrid::s4u::Host*> engines;
-  for (int r = 0; r < world; ++r) {
+  std::vector<std::unique_ptr<GpuDevice>> gpus(static_cast<std::size_t>(roles.world()));  // by cluster rank
+  for (int r : simulated) {
     // The system sees a GPU by its rank in its data-parallel group.
-    gpus.push_back(std::make_unique<GpuDevice>(parallel_coords(layout, r).data, roles.ranks[r].gpu, gpu_spec,
-                                               &timeline, collective_settings.sm_sharing,
-                                               hardware.worker_nic.goodput_Bps()));
-    if (model_parallel) gpus.back()->rename("gpu" + std::to_string(r));
-    engines.push_back(gpus.back()->collective_engine());
+    gpus[r] = std::make_unique<GpuDevice>(parallel_coords(layout, r).data, roles.ranks[r].gpu, gpu_spec, &timeline,
+                                          collective_settings.sm_sharing, hardware.worker_nic.goodput_Bps());
+    if (model_parallel) gpus[r]->rename("gpu" + std::to_string(r));
   }
   const CollectiveContext context{options.mode, &traffic};
   std::vector<std::unique_ptr<DataParallelSlice>> slices;  // by stage, then tensor index
@@ -72,25 +75,26 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
       slice->roles = roles;
       slice->roles.ranks.clear();
       std::vector<simgrid::s4u::Host*> slice_engines;
-      for (int d = 0; d < layout.data; ++d) {
+      for (int d = 0; d < simulated_data; ++d) {
         const int r = parallel_rank(layout, {t, d, p});
         slice->roles.ranks.push_back(roles.ranks[r]);
-        slice_engines.push_back(engines[r]);
+        slice_engines.push_back(gpus[r]->collective_engine());
       }
       slice->collectives = std::make_unique<DataParallelCollectives>(
           slice->roles.gpu_hosts(), slice->roles.servers(), collective_settings.algorithm, context, slice_engines,
           hardware.network_switch ? roles.network_switch : nullptr);
+      if (folded) slice->collectives->represent(layout.data);
       if (model_parallel) slice->collectives->set_group_prefix(fmt::format("p{}t{}/", p, t));
       slice->cluster = std::make_unique<ClusterEnv>(ClusterEnv{*workload.stages[static_cast<std::size_t>(p)], hardware,
                                                                slice->roles, *slice->collectives, traffic, timeline, {}});
-      for (int d = 0; d < layout.data; ++d) slice->cluster->gpus.push_back(gpus[parallel_rank(layout, {t, d, p})].get());
+      for (int d = 0; d < simulated_data; ++d) slice->cluster->gpus.push_back(gpus[parallel_rank(layout, {t, d, p})].get());
       slice->schedule = system.make_schedule(*slice->cluster);
       slices.push_back(std::move(slice));
     }
   std::optional<ModelParallelComm> model_parallel_comm;
   if (model_parallel) model_parallel_comm.emplace(layout, roles.gpu_hosts(), context);
 
-  for (int r = 0; r < world; ++r) {
+  for (int r : simulated) {
     const ParallelCoords c = parallel_coords(layout, r);
     DataParallelSlice& slice = *slices[static_cast<std::size_t>(c.stage * layout.tensor + c.tensor)];
     simgrid::s4u::Actor::create("rank" + std::to_string(r), roles.ranks[r].gpu, [&, r, c] {
@@ -105,8 +109,9 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
 
   SystemResult result;
   result.system = system.label();
-  result.workers = world;
-  for (auto& g : gpus) {
+  result.workers = roles.world();
+  for (int r : simulated) {
+    const auto& g = gpus[r];
     // A rank that never finished means some activity never ends (SimGrid reports a deadlock): say
     // so, rather than return a time that is not one.
     if (!g->times().finished)
@@ -120,8 +125,8 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
     throw std::runtime_error(fmt::format("the iteration time came out as {}: check the cluster's rates and latencies",
                                          result.iteration_time_s));
   const double t = result.iteration_time_s;
-  for (auto& g : gpus) {
-    const RankTimes& rt = g->times();
+  for (int r : simulated) {
+    const RankTimes& rt = gpus[r]->times();
     result.breakdown.compute_s += rt.compute_s / world;
     result.breakdown.exposed_communication_s += rt.communication_wait_s / world;
     result.breakdown.exposed_optimizer_s += rt.optimizer_s / world;
@@ -145,7 +150,8 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
   // Network traffic is what crosses the links between the workers' NICs and their switches (a NIC
   // shared by several GPUs counts once); PCIe, NVLink and NVMe traffic is not network traffic.
   std::set<topologies::Vertex> nics;
-  for (auto gpu : topo.gpus()) nics.insert(topo.nic_of(gpu));
+  const auto gpu_vertices = topo.gpus();
+  for (int r : simulated) nics.insert(topo.nic_of(gpu_vertices[static_cast<std::size_t>(r)]));
   for (auto nic : nics) {
     auto sw = topo.switch_of(nic);
     if (!sw) continue;
@@ -200,13 +206,18 @@ SystemResult simulate_parallel_system(const ParallelWorkload& workload, const to
                                       const Hardware& hardware, const System& system,
                                       const SimulationOptions& options) {
   const int world = static_cast<int>(topology.gpus().size());
-  if (world > kMaxSimulatedGpus)
-    throw std::invalid_argument(fmt::format("{} GPUs: luwusim simulates at most {} GPUs in one process",
-                                            world, kMaxSimulatedGpus));
   const workloads::ParallelLayout& layout = workload.layout;
   if (layout.gpus() != world || static_cast<int>(workload.stages.size()) != layout.pipeline)
     throw std::invalid_argument(fmt::format("a {} x {} x {} layout with {} stage traces on a cluster of {} GPUs",
                                             layout.tensor, layout.pipeline, layout.data, workload.stages.size(), world));
+  const int fold = options.fold_data_parallel;
+  if (fold < 0 || fold == 1)
+    throw std::invalid_argument(fmt::format("fold_data_parallel {}: simulate 2 or more ranks of a group (0: all)", fold));
+  if (fold > 0 && options.mode == CollectiveMode::Detailed)
+    throw std::invalid_argument("folded data-parallel groups need coarse collectives");
+  const bool folds = fold > 0 && fold < layout.data && system.folds_data_parallel();
+  const int simulated_data = folds ? fold : layout.data;
+  const int simulated_gpus = layout.tensor * layout.pipeline * simulated_data;
 
   // Each stage's GPUs hold that stage's share of the model, partitioned (by the systems that
   // partition) over their data-parallel group: the stage that fits worst decides.
@@ -231,12 +242,24 @@ SystemResult simulate_parallel_system(const ParallelWorkload& workload, const to
     result.memory = footprint_to_json(fit.footprint);
     return result;
   }
+  if (simulated_gpus > kMaxSimulatedGpus) {
+    result.system = system.label();
+    result.workers = world;
+    result.feasible = false;
+    result.reason = fmt::format("{} GPUs to simulate: luwusim simulates at most {} in one process{}", simulated_gpus,
+                                kMaxSimulatedGpus,
+                                fold > 0 ? fmt::format(" ({} does not fold its data-parallel ranks)", system.label())
+                                         : " (simulation.fold_data_parallel folds them)");
+    result.memory = footprint_to_json(fit.footprint);
+    return result;
+  }
 
-  auto outcome =
-      run_isolated([&] { return simulate_in_this_process(workload, topology, hardware, system, options).dump(); });
+  auto outcome = run_isolated(
+      [&] { return simulate_in_this_process(workload, topology, hardware, system, options, simulated_data).dump(); });
   throw_unless_ok(outcome, "simulating " + system.label());
   result = result_from_json(luwu::Json::parse(outcome.output));
   result.memory = footprint_to_json(fit.footprint);
+  if (folds) result.folding = Folding{layout.data, simulated_data};
   result.gpu_peak_memory_bytes.resize(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r)
     result.gpu_peak_memory_bytes[static_cast<std::size_t>(r)] = static_cast<double>(

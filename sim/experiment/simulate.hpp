@@ -32,6 +32,12 @@ struct SimulationOptions {
   // Under ECMP: each flow between NICs issued as this many sub-flows, each hashed onto its own
   // route (application-level flow splitting; 1: none).  Spraying splits over every route itself.
   int flow_splitting = 1;
+  // Folding: simulate only the first `fold_data_parallel` ranks of every data-parallel group (0:
+  // all), standing for the whole group, in systems that fold (System::folds_data_parallel); the
+  // others simulate every rank.  The simulated ranks must fill two or more servers of the group
+  // (DataParallelCollectives::represent); coarse collectives only.  Exact where a rank's traffic meets only its own and its ring neighbours'
+  // links, and its server's resources are its server's ranks' alone (docs/performance.md).
+  int fold_data_parallel = 0;
 };
 
 // A configuration that cannot run (it does not fit in GPU memory, the cluster lacks a part the

@@ -10,6 +10,7 @@
 // the workers (SwitchML) or forward to the optimizer node (LuWu).  With racks (ClusterRoles::racked)
 // aggregation is hierarchical (the paper's multi-rack LuWu): a top-of-rack switch sums its rack's
 // copies and streams the sum into the cluster switch, which sums the racks'.
+#include <cmath>
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -68,7 +69,7 @@ class InSwitchAggregation {
     const double goodput = env.hw.worker_nic.goodput_Bps(payload);
     if (!env.roles.racked()) {
       const double rtt = 2 * env.traffic.route_latency_s(env.roles.ranks.front().gpu, switch_);
-      rate_Bps_ = sw.aggregation_throughput_Bps(rtt, goodput, env.world());
+      rate_Bps_ = sw.aggregation_throughput_Bps(rtt, goodput, env.data_parallel_size());
       return;
     }
     // Two levels, each switch with its own slot pool: a rack's workers stream into their
@@ -86,7 +87,10 @@ class InSwitchAggregation {
     const double rtt = 2 * env.traffic.route_latency_s(roles.ranks.front().gpu, roles.rack_switches.front());
     rate_Bps_ = sw.aggregation_throughput_Bps(rtt, goodput, static_cast<int>(largest));
     const double trunk_rtt = 2 * env.traffic.route_latency_s(roles.rack_switches.front(), switch_);
-    trunk_rate_Bps_ = sw.aggregation_throughput_Bps(trunk_rtt, goodput, occupied_racks_);
+    // A folded group (ClusterEnv::data_parallel_size) stands for that many times its racks.
+    const int represented_racks = static_cast<int>(
+        std::ceil(static_cast<double>(occupied_racks_) * env.data_parallel_size() / env.world()));
+    trunk_rate_Bps_ = sw.aggregation_throughput_Bps(trunk_rtt, goodput, represented_racks);
     for (std::size_t k = 0; k < racks_.size(); ++k)
       racks_[k].uplink = std::make_unique<Stream>("tor" + std::to_string(k), "rack sum -> cluster switch", "communication",
                                                   roles.rack_switches[k], &env.timeline);

@@ -36,7 +36,11 @@ struct ClusterEnv {
   Timeline& timeline;
   std::vector<GpuDevice*> gpus;  // by rank
 
+  // The ranks simulated, one actor each.
   int world() const { return roles.world(); }
+  // The data-parallel group they stand for: world(), or more when it is folded
+  // (DataParallelCollectives::represent).  What a system partitions over and sizes by.
+  int data_parallel_size() const { return collectives.represented_size(); }
   // The kernels of an op, timed on this cluster's GPU; ops sharing a kernel list share the result.
   const std::vector<KernelRun>& kernel_runs(const workloads::TraceOp& op);
   std::vector<std::vector<KernelRun>> kernel_run_cache = {};  // by kernel list, filled on first use
@@ -54,6 +58,7 @@ struct RankEnv {
 
   int rank() const { return gpu.rank(); }
   int world() const { return cluster.world(); }
+  int data_parallel_size() const { return cluster.data_parallel_size(); }
   const workloads::Trace& trace() const { return cluster.trace; }
   // Runs the op's kernels on this rank's compute stream; a tensor collective or pipeline transfer
   // of a stage trace blocks the stream while it runs (model_parallel_comm.hpp).

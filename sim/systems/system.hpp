@@ -42,6 +42,11 @@ class System {
   virtual bool uses_worker_ssds() const { return false; }
   virtual bool uses_optimizer_node() const { return false; }
   virtual bool uses_parameter_servers() const { return false; }  // dedicated ps<k> machines
+  // Whether its data-parallel ranks may be folded (sim/experiment/simulate.cpp): its schedule sizes
+  // what it partitions by ClusterEnv::data_parallel_size(), runs its collectives through
+  // ClusterEnv::collectives, and nothing it does on one rank depends on another rank's host or
+  // disk, so the first ranks of a group, simulated alone, stand for the rest.
+  virtual bool folds_data_parallel() const { return false; }
   // Its GPU-executed collectives (systems without any keep the defaults, which then do nothing).
   virtual CollectiveSettings collectives() const { return {}; }
   // One iteration: what each rank's actor does; systems with network-side parts start their

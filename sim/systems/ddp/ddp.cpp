@@ -48,6 +48,7 @@ class Ddp : public System {
     return replica_footprint(trace, workers, gpu_memory, settings_.bucket_bytes, name());
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
+  bool folds_data_parallel() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override { return make_ddp_schedule(settings_); }
 
  private:

@@ -65,6 +65,8 @@ class Luwu : public System {
   }
 
   bool uses_optimizer_node() const override { return !colocated(); }
+  // Colocated, each worker keeps and updates its own share of the model: not symmetric to fold.
+  bool folds_data_parallel() const override { return !colocated(); }
   // The colocated ablation keeps the optimizer on the workers' own SSDs.
   bool uses_worker_ssds() const override { return colocated(); }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override { return make_luwu_schedule(settings_, env); }

@@ -239,8 +239,8 @@ class LuwuSchedule : public Schedule {
                                 nic.mtu_bytes, hw.network_switch->payload_bytes()};
     if (hw.optimizer_smartnic) link.packets_per_s = hw.optimizer_smartnic->packets_per_s;
     auto rate = [&](double cap_Bps) { return cap_Bps > 0 ? cap_Bps : nic.goodput_Bps(); };
-    const double forward = models::reliable_share(link, settings_.reliability, world_, rate(alone_.node_push_Bps), 0);
-    const double backward = models::reliable_share(link, settings_.reliability, world_, rate(both_.node_push_Bps),
+    const double forward = models::reliable_share(link, settings_.reliability, env_.data_parallel_size(), rate(alone_.node_push_Bps), 0);
+    const double backward = models::reliable_share(link, settings_.reliability, env_.data_parallel_size(), rate(both_.node_push_Bps),
                                                    aggregation_.rate_Bps());
     if (forward < 1) alone_.node_push_Bps = forward * rate(alone_.node_push_Bps);
     if (backward < 1) {

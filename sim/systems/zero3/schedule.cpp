@@ -71,7 +71,7 @@ class Zero3Schedule : public Schedule {
     }
     gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
     const double shard =
-        static_cast<double>(trace.total_params()) / (wire_.partition_in_server ? env.cluster.hw.gpus_per_server : env.world());
+        static_cast<double>(trace.total_params()) / (wire_.partition_in_server ? env.cluster.hw.gpus_per_server : env.data_parallel_size());
     gpu.optimizer_step("adam step (shard)", env.gpu_optimizer_time_s(shard));
   }
 

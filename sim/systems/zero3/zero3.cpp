@@ -25,6 +25,7 @@ class Zero3 : public System {
     return f;
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
+  bool folds_data_parallel() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return make_zero3_schedule(settings_, Zero3Wire{}, env.trace);
   }

@@ -50,7 +50,7 @@ class ZeroInfinitySchedule : public Schedule {
     GpuDevice& gpu = env.gpu;
     const auto& trace = env.trace();
     const auto& ops = trace.ops;
-    const int world = env.world();
+    const int world = env.data_parallel_size();  // the shards are the whole group's
     const bool on_nvme = settings_.offload == Tier::Nvme;
     Timeline* tl = &env.cluster.timeline;
     Stream fetch_stream(gpu.name(), "param fetch (pcie)", "io", gpu.host(), tl);
@@ -224,6 +224,7 @@ class ZeroInfinity : public System {
 
   bool uses_worker_ssds() const override { return settings_.offload == Tier::Nvme; }
   CollectiveSettings collectives() const override { return settings_.collectives; }
+  bool folds_data_parallel() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<ZeroInfinitySchedule>(
         settings_, env, settings_.offload == Tier::Dram ? place_dram_state(env.trace, env.hw).shares : models::StatePlacement{});

@@ -1,0 +1,169 @@
+// Folding of data-parallel ranks (SimulationOptions::fold_data_parallel, CommGroup::represents):
+// - a folded ring's flows and latencies are the represented ring's (closed form, alpha-beta);
+// - DDP, ZeRO-3, ZeRO-Infinity and LuWu, folded, agree with the unfolded run of the same cluster
+//   within 1% (the bound), on a star of single-GPU workers, DGX servers (hierarchical
+//   collectives), racks, and a tensor x pipeline x data layout;
+// - a system that does not fold runs every rank; folds that leave no simulated neighbour across
+//   servers, or split a server, are refused.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include "sim/engine/collectives.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/experiment/simulate.hpp"
+#include "tests/sim/sim_test_support.hpp"
+#include "topologies/lowering.hpp"
+#include "workloads/stage_trace.hpp"
+
+using namespace luwu;
+using namespace sim_test;
+
+namespace {
+
+sim::SystemResult run(const std::vector<workloads::Trace>& stages, const workloads::ParallelLayout& layout,
+                      const topologies::Topology& topo, const std::string& system, int fold) {
+  sim::ParallelWorkload workload{layout, {}};
+  for (const auto& s : stages) workload.stages.push_back(&s);
+  sim::SimulationOptions options;
+  options.mode = sim::CollectiveMode::Coarse;
+  options.fold_data_parallel = fold;
+  return sim::simulate_parallel_system(workload, topo, sim::hardware_of(topo), *make_system(system), options);
+}
+
+// Data parallelism only: the whole model's trace, on every GPU.
+sim::SystemResult run_data_parallel(const workloads::Trace& trace, const topologies::Topology& topo,
+                                    const std::string& system, int fold) {
+  workloads::ParallelLayout layout;
+  layout.data = static_cast<int>(topo.gpus().size());
+  return run({trace}, layout, topo, system, fold);
+}
+
+workloads::Trace small_gpt(int grad_accum = 1) {
+  workloads::TrainingConfig t;
+  t.micro_batch = 1;
+  t.seq_len = 512;
+  t.grad_accum = grad_accum;
+  t.recompute = true;
+  return workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), t);
+}
+
+topologies::Topology star_of_servers(int workers, int gpus_per_server) {
+  topologies::LuwuStarParams p;
+  p.workers = workers;
+  p.gpus_per_server = gpus_per_server;
+  return topologies::build_luwu_star(p);
+}
+
+void check_agree(const sim::SystemResult& folded, const sim::SystemResult& whole, int data, int simulated) {
+  REQUIRE(whole.feasible);
+  REQUIRE(folded.feasible);
+  REQUIRE(folded.folding.has_value());
+  CHECK(folded.folding->data_parallel == data);
+  CHECK(folded.folding->simulated == simulated);
+  CHECK_FALSE(whole.folding.has_value());
+  CHECK(folded.workers == whole.workers);
+  CHECK(folded.iteration_time_s == doctest::Approx(whole.iteration_time_s).epsilon(0.01));
+  CHECK(folded.tokens_per_s == doctest::Approx(whole.tokens_per_s).epsilon(0.01));
+  CHECK(folded.sent_bytes_per_worker == doctest::Approx(whole.sent_bytes_per_worker).epsilon(0.01));
+  CHECK(folded.received_bytes_per_worker == doctest::Approx(whole.received_bytes_per_worker).epsilon(0.01));
+  CHECK(folded.breakdown.exposed_communication_s ==
+        doctest::Approx(whole.breakdown.exposed_communication_s).epsilon(0.01));
+  // It simulated fewer GPUs' kernels: what folding is for.
+  CHECK(folded.simulated_kernels * data == whole.simulated_kernels * simulated);
+}
+
+}  // namespace
+
+TEST_CASE("a folded ring all-gather: 2 simulated ranks standing for 8 move 7/8 of the buffer in 7 latencies") {
+  auto topo = star(8);
+  auto engine = sim::make_engine();
+  auto platform = topologies::lower_to_simgrid(topo, *engine);
+  sim::TrafficMeter traffic;
+  const sim::CollectiveContext ctx{sim::CollectiveMode::Coarse, &traffic};
+  sim::CommGroup group{"folded", {}, {}, 8};
+  for (int r = 0; r < 2; ++r) group.members.push_back(platform.host_of_vertex.at(topo.gpus()[r]));
+  const double bytes = 64e6;
+  std::vector<double> done(2, -1);
+  for (int r = 0; r < 2; ++r)
+    simgrid::s4u::Actor::create("r" + std::to_string(r), group.members[r], [&, r] {
+      sim::ring_all_gather(group, r, bytes, ctx);
+      done[r] = simgrid::s4u::Engine::get_clock();
+    });
+  engine->run();
+  const Path route = gpu_to_gpu(topo, 0, 1);
+  // One flow of 7/8 of the buffer, then 6 more step latencies: the 8-rank ring's closed form.
+  const double expected = route.time_s(7.0 / 8 * bytes) + 6 * route.latency_s;
+  CHECK(sim::ring_all_gather_closed_form_s(8, bytes, route.latency_s, route.bandwidth_Bps) ==
+        doctest::Approx(expected).epsilon(1e-12));
+  for (double t : done) CHECK(t == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(traffic.flows() == 2);
+}
+
+TEST_CASE("folded and unfolded data parallelism agree within 1%: a star of 16 single-GPU workers, 4 simulated") {
+  const auto trace = small_gpt(2);
+  const auto topo = star(16);
+  for (const char* system : {"ddp", "zero3", "zero-infinity", "luwu"}) {
+    CAPTURE(system);
+    check_agree(run_data_parallel(trace, topo, system, 4), run_data_parallel(trace, topo, system, 0), 16, 4);
+    check_agree(run_data_parallel(trace, topo, system, 3), run_data_parallel(trace, topo, system, 0), 16, 3);
+  }
+}
+
+TEST_CASE("folded and unfolded agree within 1%: LuWu over 4 racks of 8, two racks simulated") {
+  const auto trace = small_gpt();
+  const auto topo = star(32, 4);
+  check_agree(run_data_parallel(trace, topo, "luwu", 16), run_data_parallel(trace, topo, "luwu", 0), 32, 16);
+}
+
+TEST_CASE("folded and unfolded agree within 1%: ZeRO-3 on 4 DGX servers (hierarchical collectives), 2 simulated") {
+  const auto trace = small_gpt();
+  topologies::DgxParams p;
+  p.servers = 4;
+  const auto topo = topologies::build_dgx(p);
+  check_agree(run_data_parallel(trace, topo, "zero3", 16), run_data_parallel(trace, topo, "zero3", 0), 32, 16);
+}
+
+TEST_CASE("folded and unfolded agree within 1%: tensor 2 x pipeline 2 x data 4, data 2 simulated") {
+  workloads::ParallelLayout layout;
+  layout.tensor = 2;
+  layout.pipeline = 2;
+  layout.data = 4;
+  workloads::TrainingConfig training;
+  training.micro_batch = 1;
+  training.seq_len = 256;
+  training.grad_accum = 4;
+  std::vector<workloads::Trace> stages;
+  for (int s = 0; s < layout.pipeline; ++s)
+    stages.push_back(workloads::generate_stage_trace(*workloads::find_catalog_model("gpt3-125m"), training, layout, s));
+  const auto topo = star_of_servers(16, 2);
+  for (const char* system : {"zero-infinity", "luwu"}) {
+    CAPTURE(system);
+    const auto folded = run(stages, layout, topo, system, 2);
+    const auto whole = run(stages, layout, topo, system, 0);
+    check_agree(folded, whole, 4, 2);
+    REQUIRE((folded.model_parallel && whole.model_parallel));
+    CHECK(folded.model_parallel->pipeline_waits_s ==
+          doctest::Approx(whole.model_parallel->pipeline_waits_s).epsilon(0.01));
+  }
+}
+
+TEST_CASE("a system that does not fold simulates every rank; a fold that does not divide the group is refused") {
+  const auto trace = small_gpt();
+  const auto topo = star(8);
+  const auto offload = run_data_parallel(trace, topo, "zero-offload", 2);
+  REQUIRE(offload.feasible);
+  CHECK_FALSE(offload.folding.has_value());
+  CHECK(offload.simulated_kernels == run_data_parallel(trace, topo, "zero-offload", 0).simulated_kernels);
+  // One simulated server cannot stand for several (its ring would have no neighbour to send to),
+  // nor can part of a server stand for whole ones.
+  topologies::DgxParams p;
+  p.servers = 3;
+  const auto dgx = topologies::build_dgx(p);
+  CHECK_THROWS(run_data_parallel(trace, dgx, "ddp", 8));
+  CHECK_THROWS(run_data_parallel(trace, dgx, "ddp", 12));
+  CHECK(run_data_parallel(trace, dgx, "ddp", 16).folding.has_value());  // 2 of 3 servers: not a divisor, fine
+}
