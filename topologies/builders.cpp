@@ -39,6 +39,8 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   require(p.optimizer_nics >= 1, "the optimizer node needs at least one NIC");
   require(p.optimizer_nodes >= 1, fmt::format("optimizer_nodes ({}) must be >= 1", p.optimizer_nodes));
   require(p.trunks_per_rack >= 1, fmt::format("trunks_per_rack ({}) must be >= 1", p.trunks_per_rack));
+  require(p.trunks_per_rack == 1 || p.racks > 1,
+          fmt::format("trunks_per_rack ({}) applies to the racks' trunks: racks must be > 1", p.trunks_per_rack));
   require(p.optimizer_ssds >= 0 && p.nvme_per_worker >= 0, "SSD counts must be >= 0");
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   const std::string opt_nic_profile = p.optimizer_nic_profile.empty() ? p.nic_profile : p.optimizer_nic_profile;

@@ -349,4 +349,8 @@ TEST_CASE("luwu-star trunks_per_rack = 4: each rack's trunk is one link of 4 tru
   CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("80 rack trunks"), std::invalid_argument);
   p.trunks_per_rack = 0;
   CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("trunks_per_rack (0)"), std::invalid_argument);
+  // One switch has no trunks.
+  p.trunks_per_rack = 4;
+  p.racks = 1;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("racks must be > 1"), std::invalid_argument);
 }
