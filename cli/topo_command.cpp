@@ -38,6 +38,8 @@ struct BuildOptions {
   int optimizer_ssds = 4;
   int parameter_servers = 0;
   int racks = 1;          // luwu-star racks
+  int trunks_per_rack = 1;  // luwu-star: links per rack trunk
+  int optimizer_nodes = 1;  // luwu-star
   int groups = 2;         // wan: groups (datacenters); --servers is then servers per group
   std::string wan_bandwidth;  // wan: each group's wide-area link, e.g. 10Gb/s (required)
   double wan_latency_ms = 0;  // wan: one way, group to group
@@ -75,6 +77,8 @@ Topology build_luwu_star_from(const BuildOptions& o) {
   p.optimizer_ssds = o.optimizer_ssds;
   p.parameter_servers = o.parameter_servers;
   p.racks = o.racks;
+  p.trunks_per_rack = o.trunks_per_rack;
+  p.optimizer_nodes = o.optimizer_nodes;
   if (o.gpus_per_server > 0) p.gpus_per_server = o.gpus_per_server;
   if (!o.nvlink.empty()) p.nvlink_profile = o.nvlink;
   if (o.nvme >= 0) p.nvme_per_worker = o.nvme;
@@ -153,6 +157,14 @@ const bool registered = luwu::cli::register_command(
           ->capture_default_str();
       build_cmd->add_option("--racks", b->racks,
                             "luwu-star: top-of-rack switches the workers are split over, under the cluster switch")
+          ->capture_default_str();
+      build_cmd->add_option("--trunks-per-rack", b->trunks_per_rack,
+                            "luwu-star with --racks > 1: links (of the trunk rate) in each rack's trunk to the cluster "
+                            "switch, modelled as one link of their summed bandwidth")
+          ->capture_default_str();
+      build_cmd->add_option("--optimizer-nodes", b->optimizer_nodes,
+                            "luwu-star: in-network optimizer nodes (optnode, optnode1, ...), each with its NICs and SSDs; "
+                            "pipeline stage p uses node p mod this")
           ->capture_default_str();
       build_cmd->add_option("--network", b->network, "NIC line rate, e.g. 100Gb/s (default: the NIC profile's)");
       build_cmd->add_option("--gpu", b->gpu, "GPU profile");

@@ -159,11 +159,11 @@ void add_nic_uplink(Topology& t, Vertex nic, Vertex sw, const Network& net) {
   t.add_link(nic, sw, std::move(e));
 }
 
-void add_trunk(Topology& t, Vertex a, Vertex b, const Network& net) {
+void add_trunk(Topology& t, Vertex a, Vertex b, const Network& net, int links) {
   EdgeProps e;
   e.kind = LinkKind::Ethernet;
   e.profile = net.switch_profile;
-  e.bandwidth_Bps = net.trunk_Bps();
+  e.bandwidth_Bps = links == 1 ? net.trunk_Bps() : net.trunk_Bps() * links;
   e.latency_s = net.sw.pipeline_latency_s;
   t.add_link(a, b, std::move(e));
 }

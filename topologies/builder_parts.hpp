@@ -71,7 +71,8 @@ void add_pcie(Topology& t, Vertex a, Vertex b, const std::string& pcie_profile, 
 void add_nvswitch_port(Topology& t, Vertex gpu, Vertex nvswitch, const std::string& nvlink_profile,
                        const models::ProfileCatalog& profiles);
 void add_nic_uplink(Topology& t, Vertex nic, Vertex sw, const Network& net);
-void add_trunk(Topology& t, Vertex a, Vertex b, const Network& net);
+// `links`: a trunk of that many switch-to-switch links, one link of their summed bandwidth.
+void add_trunk(Topology& t, Vertex a, Vertex b, const Network& net, int links = 1);
 
 // Server internals of DGX-like machines (dgx and fat-tree builders).
 struct ServerShape {

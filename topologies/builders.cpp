@@ -37,6 +37,10 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
           fmt::format("luwu-star: {} workers are not whole servers of gpus_per_server = {}", p.workers,
                       p.gpus_per_server));
   require(p.optimizer_nics >= 1, "the optimizer node needs at least one NIC");
+  require(p.optimizer_nodes >= 1, fmt::format("optimizer_nodes ({}) must be >= 1", p.optimizer_nodes));
+  require(p.trunks_per_rack >= 1, fmt::format("trunks_per_rack ({}) must be >= 1", p.trunks_per_rack));
+  require(p.trunks_per_rack == 1 || p.racks > 1,
+          fmt::format("trunks_per_rack ({}) applies to the racks' trunks: racks must be > 1", p.trunks_per_rack));
   require(p.optimizer_ssds >= 0 && p.nvme_per_worker >= 0, "SSD counts must be >= 0");
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   const std::string opt_nic_profile = p.optimizer_nic_profile.empty() ? p.nic_profile : p.optimizer_nic_profile;
@@ -46,19 +50,21 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   require(p.parameter_servers >= 0, "parameter_servers must be >= 0");
   const std::string ps_host_profile = p.parameter_server_host_profile.empty() ? p.host_profile : p.parameter_server_host_profile;
   require(p.racks >= 1 && p.racks <= p.workers, fmt::format("racks ({}) must be in [1, workers ({})]", p.racks, p.workers));
+  const long long node_nics = static_cast<long long>(p.optimizer_nodes) * p.optimizer_nics;
   if (p.racks == 1) {
-    require(p.workers + p.optimizer_nics + p.parameter_servers <= net.sw.ports,
+    require(p.workers + node_nics + p.parameter_servers <= net.sw.ports,
             fmt::format("{} workers + {} optimizer-node NICs + {} parameter servers need more than the {} ports of switch {}",
-                        p.workers, p.optimizer_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
+                        p.workers, node_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
   } else {
     const int per_rack = (p.workers + p.racks - 1) / p.racks;
-    require(per_rack + 1 <= net.sw.ports,
-            fmt::format("{} workers per rack + 1 trunk need more than the {} ports of a top-of-rack switch {}",
-                        per_rack, net.sw.ports, p.switch_profile));
-    require(p.racks + p.optimizer_nics + p.parameter_servers <= net.sw.ports,
+    require(static_cast<long long>(per_rack) + p.trunks_per_rack <= net.sw.ports,
+            fmt::format("{} workers per rack + {} trunk(s) need more than the {} ports of a top-of-rack switch {}",
+                        per_rack, p.trunks_per_rack, net.sw.ports, p.switch_profile));
+    const long long trunks = static_cast<long long>(p.racks) * p.trunks_per_rack;
+    require(trunks + node_nics + p.parameter_servers <= net.sw.ports,
             fmt::format("{} rack trunks + {} optimizer-node NICs + {} parameter servers need more than the {} ports of "
                         "cluster switch {}",
-                        p.racks, p.optimizer_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
+                        trunks, node_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
   }
 
   Topology t;
@@ -73,6 +79,9 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
                     {"optimizer_ssds", p.optimizer_ssds}, {"nvme_per_worker", p.nvme_per_worker},
                     {"optimizer_host", opt_host_profile}, {"optimizer_ssd", opt_ssd_profile}};
   if (p.racks > 1) t.builder_args["racks"] = p.racks;
+  // Recorded only when not 1, so that other clusters' records are unchanged.
+  if (p.trunks_per_rack > 1) t.builder_args["trunks_per_rack"] = p.trunks_per_rack;
+  if (p.optimizer_nodes > 1) t.builder_args["optimizer_nodes"] = p.optimizer_nodes;
   if (p.gpus_per_server > 1) {  // recorded only when used, so that other clusters' records are unchanged
     t.builder_args["gpus_per_server"] = p.gpus_per_server;
     t.builder_args["nvlink"] = p.nvlink_profile;
@@ -113,21 +122,24 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
     int next = 0;
     for (int k = 0; k < p.racks; ++k) {
       Vertex tor = add_switch(t, "tor" + std::to_string(k), net);
-      add_trunk(t, tor, sw, net);
+      add_trunk(t, tor, sw, net, p.trunks_per_rack);
       const int size = p.workers / p.racks + (k < p.workers % p.racks ? 1 : 0);
       for (int w = 0; w < size; ++w) add_nic_uplink(t, nics[static_cast<std::size_t>(next++)], tor, net);
     }
   }
 
-  Vertex opt = add_cpu(t, "optnode", VertexKind::OptimizerNode, opt_host_profile, -1, profiles);
-  add_dram(t, "optnode-dram", opt, opt_host_profile, -1, profiles);
-  for (int k = 0; k < p.optimizer_nics; ++k) {
-    Vertex nic = add_nic(t, "optnode-nic" + std::to_string(k), opt_net, opt_nic_profile, -1);
-    add_pcie(t, opt, nic, p.pcie_profile, profiles);
-    add_nic_uplink(t, nic, sw, opt_net);
+  for (int n = 0; n < p.optimizer_nodes; ++n) {
+    const std::string id = n == 0 ? "optnode" : "optnode" + std::to_string(n);
+    Vertex opt = add_cpu(t, id, VertexKind::OptimizerNode, opt_host_profile, -1, profiles);
+    add_dram(t, id + "-dram", opt, opt_host_profile, -1, profiles);
+    for (int k = 0; k < p.optimizer_nics; ++k) {
+      Vertex nic = add_nic(t, id + "-nic" + std::to_string(k), opt_net, opt_nic_profile, -1);
+      add_pcie(t, opt, nic, p.pcie_profile, profiles);
+      add_nic_uplink(t, nic, sw, opt_net);
+    }
+    for (int j = 0; j < p.optimizer_ssds; ++j)
+      add_ssd(t, id + "-ssd" + std::to_string(j), opt, opt_ssd_profile, -1, profiles);
   }
-  for (int j = 0; j < p.optimizer_ssds; ++j)
-    add_ssd(t, "optnode-ssd" + std::to_string(j), opt, opt_ssd_profile, -1, profiles);
   if (p.parameter_servers > 0) {
     Network ps_net = make_network(p.parameter_server_nic_profile, p.switch_profile, p.network_Bps, profiles);
     for (int k = 0; k < p.parameter_servers; ++k) {

@@ -23,8 +23,9 @@ constexpr long long kMaxBuilderGpus = 262144;
 // in-network optimizer node "optnode" (CPU) with optnode-dram, SSDs optnode-ssd<j> and NICs
 // optnode-nic<k> on the switch; plus `parameter_servers` CPU machines ps<k> (plain parameter
 // servers, ATP's: a CPU outside any server, server -1) with DRAM ps<k>-dram and one NIC ps<k>-nic.
-//   vertices = W (5 + nvme_per_worker) + 1 (switch) + 2 (optnode, its DRAM) + K nics + S ssds + 3 PS
-//   links    = W (5 + nvme_per_worker) + 1 (optnode DRAM) + 2 K + S + 3 PS
+//   vertices = W (5 + nvme_per_worker) + 1 (switch) + N (2 (optnode, its DRAM) + K nics + S ssds) + 3 PS
+//   links    = W (5 + nvme_per_worker) + N (1 (optnode DRAM) + 2 K + S) + 3 PS
+// (single-GPU workers, one rack; N = optimizer_nodes)
 struct LuwuStarParams {
   int workers = 8;
   // GPUs per worker server.  1: the testbed's single-GPU workers (names above).  g > 1: workers / g
@@ -53,6 +54,19 @@ struct LuwuStarParams {
   // each ToR aggregates its rack's gradients and the cluster switch the racks', so a trunk carries
   // one worker's share each way (the paper's section on multiple racks).
   int racks = 1;
+  // Racks > 1: each rack's trunk to the cluster switch is this many links of the trunk rate
+  // (min(switch port, NIC line rate) at MTU goodput), taking as many ports on the ToR and on the
+  // cluster switch.  Modelled as one link of that many times the bandwidth (a LAG whose members
+  // the flows share evenly): the builders' routing picks one route per pair, so parallel links
+  // would leave all but one idle.  1: one trunk (a worker's share each way, the paper's setup).
+  int trunks_per_rack = 1;
+  // In-network optimizer nodes, each a full node as described above (its host, DRAM,
+  // `optimizer_nics` NICs and `optimizer_ssds` SSDs on the cluster switch).  The first keeps the
+  // names optnode, optnode-dram, optnode-nic<k>, optnode-ssd<j>; node n >= 1 is optnode<n>,
+  // optnode<n>-dram, optnode<n>-nic<k>, optnode<n>-ssd<j>.  With pipeline parallelism, stage p's
+  // data-parallel groups use node p mod optimizer_nodes (sim/experiment/simulate.cpp); the paper's
+  // scale-out does not say how LuWu arranges its nodes, so 1 (the testbed's) is the default.
+  int optimizer_nodes = 1;
   std::string parameter_server_host_profile;  // "" = host_profile
   std::string parameter_server_nic_profile = "rdma-nic-100g";  // a conventional NIC
 };

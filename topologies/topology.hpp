@@ -12,7 +12,8 @@
 //   switch               the (programmable) network switch of luwu-star and of a single-switch dgx
 //   leaf<i>, spine<i>    fat-tree / leaf-spine switches (3 tiers: leaf<i>, agg<i>, core<i>)
 //   optnode              LuWu's in-network optimizer node (its CPU); optnode-dram its DRAM,
-//                        optnode-ssd<j> its SSDs, optnode-nic<k> its NICs
+//                        optnode-ssd<j> its SSDs, optnode-nic<k> its NICs; further nodes
+//                        optnode<n> (n >= 1) with optnode<n>-dram, -ssd<j>, -nic<k>
 // "Rank order" of GPUs is the order in which GPU vertices appear in the graph (JSON order).
 #include <map>
 #include <optional>
@@ -80,7 +81,10 @@ class Topology {
   Vertex cpu_of(Vertex gpu) const;
   // GPUs whose nic_of() is this NIC.
   std::vector<Vertex> gpus_behind(Vertex nic) const;
+  // The first optimizer node (vertex order); optimizer_nodes(): all of them, in vertex order
+  // (luwu-star's optnode, optnode1, ...).
   std::optional<Vertex> optimizer_node() const;
+  std::vector<Vertex> optimizer_nodes() const { return of_kind(VertexKind::OptimizerNode); }
   // The SSDs owned by a CPU or optimizer node: reached over PCIe/NVMe links without passing
   // through another CPU, optimizer node, GPU or network element.
   std::vector<Vertex> ssds_of(Vertex host_or_node) const;

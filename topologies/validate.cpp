@@ -1,5 +1,7 @@
 #include "topologies/validate.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <deque>
 
 #include <fmt/format.h>
@@ -58,18 +60,31 @@ void validate_topology(const Topology& topo, const std::string& given_file) {
     if (s.ports <= 0) throw luwu::InputError(file, vertex_json_path(v) + ".ports", "switch \"" + s.name + "\" needs a port count (ports > 0)");
     if (!(s.port_Bps > 0))
       throw luwu::InputError(file, vertex_json_path(v) + ".port_Bps", "switch \"" + s.name + "\" needs a port speed (port_Bps > 0)");
-    std::size_t degree = boost::out_degree(v, topo.graph);
-    if (degree > static_cast<std::size_t>(s.ports))
-      throw luwu::InputError(file, vertex_json_path(v),
-                             fmt::format("switch \"{}\" has {} links but only {} ports{}", s.name, degree, s.ports,
-                                         s.profile.empty() ? "" : " (profile " + s.profile + ")"));
+    // A link to another switch faster than a port is a trunk of several ports bonded (luwu-star's
+    // trunks_per_rack): it takes ceil(bandwidth / port speed) ports.  Any other link takes one
+    // port and runs at most at the port's speed.
+    std::size_t ports_used = 0;
     for (auto [it, end] = boost::out_edges(v, topo.graph); it != end; ++it) {
       const EdgeProps& l = topo[*it];
+      const bool trunk = is_network_switch(topo[boost::target(*it, topo.graph)].kind);
+      if (trunk) {
+        ports_used += static_cast<std::size_t>(std::max(1.0, std::ceil(l.bandwidth_Bps / s.port_Bps * (1 - 1e-9))));
+        continue;
+      }
+      ++ports_used;
       if (l.bandwidth_Bps > s.port_Bps * (1 + 1e-9))
         throw luwu::InputError(file, link_json_path(l.index) + ".bandwidth_Bps",
                                fmt::format("link \"{}\" runs at {} but switch \"{}\" has {} ports", l.name,
                                            rate(l.bandwidth_Bps), s.name, rate(s.port_Bps)));
     }
+    if (ports_used > static_cast<std::size_t>(s.ports))
+      throw luwu::InputError(file, vertex_json_path(v),
+                             fmt::format("switch \"{}\" has {} links{} but only {} ports{}", s.name,
+                                         boost::out_degree(v, topo.graph),
+                                         ports_used == boost::out_degree(v, topo.graph)
+                                             ? ""
+                                             : fmt::format(" taking {} ports (trunks of several)", ports_used),
+                                         s.ports, s.profile.empty() ? "" : " (profile " + s.profile + ")"));
   }
 
   auto gpus = topo.gpus();

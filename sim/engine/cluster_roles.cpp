@@ -50,9 +50,13 @@ ClusterRoles roles_of(const topologies::Topology& topo, const topologies::Lowere
   if (!roles.ranks.empty())
     if (auto sw = topo.switch_of(topo.nic_of(topo.gpus().front())))
       roles.network_switch = platform.host_of_vertex.at(*sw);
+  for (auto node : topo.optimizer_nodes()) {
+    roles.optimizer_nodes.push_back(platform.host_of_vertex.at(node));
+    roles.optimizer_node_ssds.push_back(disks_of(topo, platform, node));
+  }
   if (auto node = topo.optimizer_node()) {
-    roles.optimizer_node = platform.host_of_vertex.at(*node);
-    roles.optimizer_ssds = disks_of(topo, platform, *node);
+    roles.optimizer_node = roles.optimizer_nodes.front();
+    roles.optimizer_ssds = roles.optimizer_node_ssds.front();
     // The node's switch is the cluster's top; ranks cabled elsewhere are in racks below it.
     const auto top = switch_of_host(topo, *node);
     if (top && roles.network_switch != platform.host_of_vertex.at(*top)) {

@@ -28,8 +28,13 @@ struct ClusterRoles {
   // Racks: the top-of-rack switches the ranks' NICs are cabled to, when those are not the
   // optimizer node's switch (luwu-star with racks > 1); empty otherwise.
   std::vector<simgrid::s4u::Host*> rack_switches;
+  // The optimizer node this iteration's system uses and its SSDs (the first of optimizer_nodes;
+  // with pipeline parallelism, sim/experiment/simulate.cpp sets each stage's own).
   simgrid::s4u::Host* optimizer_node = nullptr;     // nullptr without one
   std::vector<simgrid::s4u::Disk*> optimizer_ssds;
+  // Every optimizer node of the cluster (luwu-star's optimizer_nodes) and its SSDs, in vertex order.
+  std::vector<simgrid::s4u::Host*> optimizer_nodes;
+  std::vector<std::vector<simgrid::s4u::Disk*>> optimizer_node_ssds;
   // CPU machines outside any server (the luwu-star builder's ps<k>): dedicated parameter servers.
   std::vector<simgrid::s4u::Host*> parameter_servers;
 

@@ -21,6 +21,11 @@ struct Hardware {
   // copies assumes (Deep Optimizer States); the simulation shares the links itself.
   double gpu_host_Bps = 0;
   std::optional<models::HostSpec> optimizer_node;    // LuWu's in-network optimizer node
+  // The share of its optimizer node's DRAM and SSDs that this data-parallel group's model state
+  // may take: 1 when the node serves one group; with model parallelism, the group's parameters
+  // over those of every group the node serves (sim/experiment/simulate.cpp), so that each group's
+  // placement is its part of the node's placement of all of them.
+  double optimizer_node_share = 1;
   int parameter_servers = 0;                          // CPU machines outside any server (ps<k>)
   std::optional<models::HostSpec> parameter_server;  // their host, when there are any
   models::NicSpec worker_nic;                        // rank 0's NIC, line rate as the topology set it

@@ -11,6 +11,7 @@
 #include "sim/engine/op_timing.hpp"
 #include "sim/experiment/run_scenario.hpp"
 #include "sim/experiment/scenario.hpp"
+#include "sim/experiment/simulate.hpp"
 #include "sim/experiment/sweep_results.hpp"
 #include "sim/experiment/sweep_runner.hpp"
 
@@ -65,8 +66,11 @@ void judge(SearchCandidate& c, const SweepPoint& point, const std::string& file)
     c.bound_tokens_per_s = stages.front().tokens_per_iteration() * scenario.layout.data / (busiest_flops / peak);
     Hardware group_hardware = scenario.hardware;  // a stage's footprint is over its data-parallel group
     group_hardware.workers = scenario.layout.data;
+    ParallelWorkload workload{scenario.layout, {}};
+    for (const auto& stage : stages) workload.stages.push_back(&stage);
+    const auto stage_hw = stage_hardware(workload, group_hardware, scenario.topology.optimizer_nodes().size());
     for (std::size_t p = 0; p < stages.size(); ++p) {
-      const Fit fit = system.fit(stages[p], group_hardware);
+      const Fit fit = system.fit(stages[p], stage_hw[p]);
       if (fit.runs()) continue;
       c.outcome = Outcome::DoesNotFit;
       c.reason = stages.size() > 1 ? fmt::format("pipeline stage {}: {}", p, fit.problem) : fit.problem;

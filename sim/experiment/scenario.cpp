@@ -158,11 +158,15 @@ topologies::Topology build_with_catalog(const JsonNode& c, models::ProfileCatalo
 
 topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& catalog) {
   c.only_keys({"topology", "workers", "gpus_per_server", "network", "profiles", "optimizer_nics", "optimizer_ssds",
-               "nvme_per_worker", "parameter_servers", "racks", "overrides"});
+               "nvme_per_worker", "parameter_servers", "racks", "trunks_per_rack", "optimizer_nodes", "overrides"});
   topologies::LuwuStarParams p;
   p.workers = int_arg(c, "workers", p.workers);
   p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server, 1);
   p.racks = int_arg(c, "racks", p.racks, 1);
+  p.trunks_per_rack = int_arg(c, "trunks_per_rack", p.trunks_per_rack, 1);
+  if (p.trunks_per_rack > 1 && p.racks == 1)
+    c.at("trunks_per_rack").fail("applies to the racks' trunks: set \"racks\" > 1 (one switch has no trunks)");
+  p.optimizer_nodes = int_arg(c, "optimizer_nodes", p.optimizer_nodes, 1);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   p.optimizer_nics = int_arg(c, "optimizer_nics", p.optimizer_nics);
   p.optimizer_ssds = int_arg(c, "optimizer_ssds", p.optimizer_ssds, 0, kMaxDisksPerHost);

@@ -68,12 +68,19 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
     if (model_parallel) gpus[r]->rename("gpu" + std::to_string(r));
   }
   const CollectiveContext context{options.mode, &traffic};
+  const std::vector<Hardware> stage_hw = stage_hardware(workload, hardware, roles.optimizer_nodes.size());
   std::vector<std::unique_ptr<DataParallelSlice>> slices;  // by stage, then tensor index
   for (int p = 0; p < layout.pipeline; ++p)
     for (int t = 0; t < layout.tensor; ++t) {
       auto slice = std::make_unique<DataParallelSlice>();
       slice->roles = roles;
       slice->roles.ranks.clear();
+      // Stage p's optimizer node (luwu-star's optimizer_nodes: node p mod their number).
+      if (!roles.optimizer_nodes.empty()) {
+        const std::size_t node = static_cast<std::size_t>(p) % roles.optimizer_nodes.size();
+        slice->roles.optimizer_node = roles.optimizer_nodes[node];
+        slice->roles.optimizer_ssds = roles.optimizer_node_ssds[node];
+      }
       std::vector<simgrid::s4u::Host*> slice_engines;
       for (int d = 0; d < simulated_data; ++d) {
         const int r = parallel_rank(layout, {t, d, p});
@@ -85,7 +92,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
           hardware.network_switch ? roles.network_switch : nullptr);
       if (folded) slice->collectives->represent(layout.data);
       if (model_parallel) slice->collectives->set_group_prefix(fmt::format("p{}t{}/", p, t));
-      slice->cluster = std::make_unique<ClusterEnv>(ClusterEnv{*workload.stages[static_cast<std::size_t>(p)], hardware,
+      slice->cluster = std::make_unique<ClusterEnv>(ClusterEnv{*workload.stages[static_cast<std::size_t>(p)], stage_hw[static_cast<std::size_t>(p)],
                                                                slice->roles, *slice->collectives, traffic, timeline, {}});
       for (int d = 0; d < simulated_data; ++d) slice->cluster->gpus.push_back(gpus[parallel_rank(layout, {t, d, p})].get());
       slice->schedule = system.make_schedule(*slice->cluster);
@@ -193,6 +200,21 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
 
 }  // namespace
 
+// A group's share of its node's DRAM and SSDs is its stage's parameters over all the node serves;
+// one node per group leaves the share at 1.
+std::vector<Hardware> stage_hardware(const ParallelWorkload& workload, const Hardware& hardware, std::size_t nodes) {
+  std::vector<Hardware> out(workload.stages.size(), hardware);
+  if (nodes == 0) return out;
+  std::vector<double> served(nodes, 0.0);
+  for (std::size_t p = 0; p < workload.stages.size(); ++p)
+    served[p % nodes] += static_cast<double>(workload.stages[p]->total_params()) * workload.layout.tensor;
+  for (std::size_t p = 0; p < workload.stages.size(); ++p) {
+    const double params = static_cast<double>(workload.stages[p]->total_params());
+    if (params > 0 && params != served[p % nodes]) out[p].optimizer_node_share = params / served[p % nodes];
+  }
+  return out;
+}
+
 SystemResult simulate_system(const workloads::Trace& trace, const topologies::Topology& topology,
                              const Hardware& hardware, const System& system,
                              const SimulationOptions& options) {
@@ -223,10 +245,11 @@ SystemResult simulate_parallel_system(const ParallelWorkload& workload, const to
   // partition) over their data-parallel group: the stage that fits worst decides.
   Hardware group_hardware = hardware;
   group_hardware.workers = layout.data;
+  const std::vector<Hardware> stage_hw = stage_hardware(workload, group_hardware, topology.optimizer_nodes().size());
   std::vector<Fit> fits;
   std::size_t worst = 0;
   for (std::size_t p = 0; p < workload.stages.size(); ++p) {
-    fits.push_back(system.fit(*workload.stages[p], group_hardware));
+    fits.push_back(system.fit(*workload.stages[p], stage_hw[p]));
     const Fit& f = fits.back();
     const Fit& w = fits[worst];
     if ((!f.runs() && w.runs()) || (f.runs() == w.runs() && f.footprint.gpu_total_bytes() > w.footprint.gpu_total_bytes()))

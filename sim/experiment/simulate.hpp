@@ -58,4 +58,10 @@ SystemResult simulate_parallel_system(const ParallelWorkload& workload, const to
                                       const Hardware& hardware, const System& system,
                                       const SimulationOptions& options);
 
+// Each stage's hardware: `hardware` with Hardware::optimizer_node_share set for the stage's
+// groups.  With `optimizer_nodes` nodes (the topology's), stage p's groups use node p mod their
+// number, which holds the model state of every group it serves (each stage's `tensor` groups).
+std::vector<Hardware> stage_hardware(const ParallelWorkload& workload, const Hardware& hardware,
+                                     std::size_t optimizer_nodes);
+
 }  // namespace luwu::sim

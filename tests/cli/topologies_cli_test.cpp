@@ -77,3 +77,22 @@ TEST_CASE("topo: bad input exits 2 with a message naming the file and path") {
   CHECK(bare.err.find("--network 100: give a unit") != std::string::npos);
   CHECK(run_luwusim("topo show " + tmp("missing.json")).exit_code == 2);
 }
+
+TEST_CASE("topo build --optimizer-nodes and --trunks-per-rack: more nodes and faster trunks, bad counts exit 2") {
+  std::string json = tmp("nodes.json");
+  // 8 workers in 2 racks, 2 optimizer nodes of one NIC and 4 SSDs each, trunks of 4 links.
+  auto r = run_luwusim("topo build --kind luwu-star --workers 8 --racks 2 --trunks-per-rack 4 --optimizer-nodes 2 -o " +
+                       json);
+  REQUIRE(r.exit_code == 0);
+  r = run_luwusim("topo show " + json);
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "optimizer-node       2"));
+  CHECK(has(r.out, "ssd                  16"));  // 8 workers' NVMe + 2 x 4
+  CHECK(has(r.out, "smartnic             10"));  // 8 + 2 nodes' one
+  std::remove(json.c_str());
+  for (const char* bad : {"--optimizer-nodes 0", "--racks 2 --trunks-per-rack 0"}) {
+    r = run_luwusim(std::string("topo build --kind luwu-star --workers 8 ") + bad + " -o " + tmp("x.json"));
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.err, "must be >= 1"));
+  }
+}

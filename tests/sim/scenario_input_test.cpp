@@ -132,3 +132,39 @@ TEST_CASE("a stage-3 system's parameter fetch settings apply only with their pol
   j["systems"] = Json::parse(R"([{"name": "zero3", "max_live_parameters": 0}])");
   CHECK(failure_of(j).path == "$.systems[0].max_live_parameters");
 }
+
+TEST_CASE("luwu-star's optimizer_nodes and trunks_per_rack are >= 1, and a trunk needs racks; luwu's "
+          "parameter_residency is per-use or per-iteration, each error at its JSON path") {
+  Json j = tiny();
+  j["cluster"]["optimizer_nodes"] = 2;
+  j["cluster"]["racks"] = 2;
+  j["cluster"]["trunks_per_rack"] = 3;
+  const auto s = parse(j);
+  CHECK(s.topology.optimizer_nodes().size() == 2);
+  CHECK(s.topology.builder_args.at("trunks_per_rack") == 3);
+
+  for (const char* key : {"optimizer_nodes", "trunks_per_rack"}) {
+    Json bad = j;
+    bad["cluster"][key] = 0;
+    const Failure f = failure_of(bad);
+    CHECK(f.path == std::string("$.cluster.") + key);
+    CHECK(contains(f.what, "expected an integer in [1, "));
+  }
+  Json one_rack = j;
+  one_rack["cluster"].erase("racks");
+  const Failure trunk = failure_of(one_rack);
+  CHECK(trunk.path == "$.cluster.trunks_per_rack");
+  CHECK(contains(trunk.what, "\"racks\" > 1"));
+
+  Json luwu = tiny();
+  luwu["systems"] = Json::parse(R"([{"name": "luwu", "parameter_residency": "per-batch"}])");
+  const Failure residency = failure_of(luwu);
+  CHECK(residency.path == "$.systems[0].parameter_residency");
+  CHECK(contains(residency.what, "per-iteration"));
+  luwu["systems"][0]["parameter_residency"] = "per-iteration";
+  CHECK_NOTHROW(parse(luwu));
+  luwu["systems"][0]["param_fetch"] = "sub-module";
+  const Failure sub_module = failure_of(luwu);
+  CHECK(sub_module.path == "$.systems[0].parameter_residency");
+  CHECK(contains(sub_module.what, "sub-module"));
+}

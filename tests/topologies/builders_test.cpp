@@ -277,3 +277,80 @@ TEST_CASE("builders: a catalog's profiles replace the shipped ones of their name
   CHECK(trunks > 0);
   CHECK(tree.network_Bps == 50e9 / 8);
 }
+
+TEST_CASE("luwu-star optimizer_nodes = 2: two full optimizer nodes, each with its DRAM, NICs and SSDs on the switch") {
+  LuwuStarParams p;
+  p.workers = 4;
+  p.optimizer_nics = 2;
+  p.optimizer_ssds = 3;
+  p.optimizer_nodes = 2;
+  Topology t = build_luwu_star(p);
+  // W (5 + nvme_per_worker) + 1 switch + N (2 + K + S); links W (5 + nvme) + N (1 + 2 K + S).
+  CHECK(t.vertex_count() == 4 * (5 + 1) + 1 + 2 * (2 + 2 + 3));
+  CHECK(t.link_count() == 4 * (5 + 1) + 2 * (1 + 2 * 2 + 3));
+  const auto nodes = t.optimizer_nodes();
+  REQUIRE(nodes.size() == 2);
+  CHECK(t[nodes[0]].name == "optnode");  // the first keeps the single node's names
+  CHECK(t[nodes[1]].name == "optnode1");
+  CHECK(t.optimizer_node() == nodes[0]);
+  const Vertex sw = t.vertex("switch");
+  for (const std::string id : {"optnode", "optnode1"}) {
+    const Vertex node = t.vertex(id);
+    const auto ssds = t.ssds_of(node);
+    REQUIRE(ssds.size() == 3);
+    for (std::size_t j = 0; j < ssds.size(); ++j) CHECK(t[ssds[j]].name == id + "-ssd" + std::to_string(j));
+    CHECK(t[*t.memory_of(node)].name == id + "-dram");
+    for (int k = 0; k < 2; ++k) {
+      const Vertex nic = t.vertex(id + "-nic" + std::to_string(k));
+      CHECK(boost::edge(node, nic, t.graph).second);
+      CHECK(*t.switch_of(nic) == sw);
+    }
+  }
+  // 4 worker NICs and 2 x 2 node NICs on the switch.
+  CHECK(boost::out_degree(sw, t.graph) == 4 + 4);
+  CHECK(t.builder_args.at("optimizer_nodes") == 2);
+  validate_topology(t, "");
+  // One node: the record and the names as before.
+  p.optimizer_nodes = 1;
+  Topology single = build_luwu_star(p);
+  CHECK(single.optimizer_nodes().size() == 1);
+  CHECK_FALSE(single.builder_args.contains("optimizer_nodes"));
+  CHECK_FALSE(single.find_vertex("optnode1").has_value());
+  p.optimizer_nodes = 0;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("optimizer_nodes (0)"), std::invalid_argument);
+  // Their NICs take the cluster switch's ports: 60 workers + 3 x 2 node NICs > the Tofino's 64.
+  p.workers = 60;
+  p.optimizer_nodes = 3;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("6 optimizer-node NICs"), std::invalid_argument);
+}
+
+TEST_CASE("luwu-star trunks_per_rack = 4: each rack's trunk is one link of 4 trunks' bandwidth, 4 NIC rates") {
+  LuwuStarParams p;
+  p.workers = 8;
+  p.racks = 2;
+  Topology one = build_luwu_star(p);
+  p.trunks_per_rack = 4;
+  Topology four = build_luwu_star(p);
+  CHECK(four.link_count() == one.link_count());
+  for (const std::string tor : {"tor0", "tor1"}) {
+    const auto [trunk1, found1] = boost::edge(one.vertex(tor), one.vertex("switch"), one.graph);
+    const auto [trunk4, found4] = boost::edge(four.vertex(tor), four.vertex("switch"), four.graph);
+    REQUIRE((found1 && found4));
+    CHECK(four[trunk4].bandwidth_Bps == doctest::Approx(4 * one[trunk1].bandwidth_Bps).epsilon(1e-15));
+    // The alveo-u50's 100 Gb/s on the Tofino's 100 Gb/s ports: a trunk is a NIC link's rate.
+    const auto [uplink, found] = boost::edge(four.vertex("nic0"), four.vertex("tor0"), four.graph);
+    REQUIRE(found);
+    CHECK(four[trunk4].bandwidth_Bps == doctest::Approx(4 * four[uplink].bandwidth_Bps).epsilon(1e-15));
+  }
+  CHECK(four.builder_args.at("trunks_per_rack") == 4);
+  validate_topology(four, "");
+  // The trunks take ports: 2 racks x 40 trunks exceed the cluster switch's 64.
+  p.trunks_per_rack = 40;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("80 rack trunks"), std::invalid_argument);
+  p.trunks_per_rack = 0;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("trunks_per_rack (0)"), std::invalid_argument);
+  // One switch has no trunks.
+  p.trunks_per_rack = 4;
+  p.racks = 1;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("racks must be > 1"), std::invalid_argument);
+}

@@ -13,6 +13,11 @@
 //    (`state_prefetch_layers` ahead), updated on the node's CPU (or a GPU beside it:
 //    `update_engine`), and written back.
 //  - `param_fetch: "sub-module"` streams sub-modules instead of layers (luwu.hpp).
+//  - `parameter_residency: "per-iteration"` multicasts each layer once per iteration (its first
+//    use) and keeps it on the GPU; the workers accumulate gradients there and push them in the
+//    last micro-batch's backward only (luwu.hpp says why).
+//  - With model parallelism each data-parallel group (a stage's) runs this iteration with its
+//    stage's optimizer node (luwu-star's optimizer_nodes, sim/experiment/simulate.cpp).
 //  - `push_pull: "gpu-kernel"` (the paper's ablation) moves the pushes and pulls by GPU kernels
 //    instead of SmartNIC DMA, so they contend for SMs as NCCL's collectives do.
 //  - With offload_activation_checkpoints, each worker keeps its activation checkpoints in its
@@ -33,13 +38,19 @@ class Luwu : public System {
  public:
   Luwu(const SystemEntry& entry, LuwuSettings settings) : System(entry), settings_(std::move(settings)) {}
 
-  // Workers keep only the layers in flight; the optimizer node keeps the parameters and the
-  // optimizer state.
+  // Workers keep only the layers in flight (per-iteration residency: the parameters and their
+  // gradient accumulator); the optimizer node keeps the parameters and the optimizer state.
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
     const auto bytes = model_state_bytes(trace.training.dtype);
-    f.gpu_buffer_bytes = settings_.sub_module_fetch ? gathered_working_set_bytes(trace, *settings_.sub_module_fetch)
-                                                    : layer_working_set_bytes(trace, settings_.prefetch.layers);
+    if (settings_.parameter_residency == LuwuSettings::ParameterResidency::PerIteration) {
+      // The parameters stay for the iteration, beside the gradients accumulated over its micro-batches.
+      f.gpu_params_bytes = bytes.param * trace.total_params();
+      f.gpu_grads_bytes = bytes.grad * trace.total_params();
+    } else {
+      f.gpu_buffer_bytes = settings_.sub_module_fetch ? gathered_working_set_bytes(trace, *settings_.sub_module_fetch)
+                                                      : layer_working_set_bytes(trace, settings_.prefetch.layers);
+    }
     const std::uint64_t model = (bytes.optimizer + bytes.param) * trace.total_params();
     if (colocated())
       f.host_bytes_per_worker += model / static_cast<std::uint64_t>(workers);
@@ -99,7 +110,7 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
                                     CheckpointOffloadSettings::keys(),
                                     {"optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
                                      "update_gpu_pcie", "node_pipelining", "push_pull", "reliability",
-                                     "heartbeat_interval", "optimizer_placement"}}));
+                                     "heartbeat_interval", "optimizer_placement", "parameter_residency"}}));
   LuwuSettings s;
   // Layers unless "param_fetch" says otherwise (ZeRO's default is sub-modules, LuWu's is layers).
   if (entry.has("param_fetch")) {
@@ -154,6 +165,18 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
         if (entry.has(key))
           entry.at(key).fail(std::string("\"") + key + "\" applies to the optimizer node; with \"optimizer_placement\": "
                              "\"colocated\" the workers' servers run the optimizer");
+  }
+  using Residency = LuwuSettings::ParameterResidency;
+  if (entry.has("parameter_residency")) {
+    s.parameter_residency = entry.at("parameter_residency")
+                                .as_choice(Choices<Residency>{{"per-use", Residency::PerUse},
+                                                              {"per-iteration", Residency::PerIteration}},
+                                           "parameter residency");
+    // Sub-module streaming exists for layers that do not fit whole; keeping every one makes it moot.
+    if (s.parameter_residency == Residency::PerIteration && s.sub_module_fetch)
+      entry.at("parameter_residency")
+          .fail("\"per-iteration\" keeps every layer's parameters on the GPU: it streams whole layers, not "
+                "\"param_fetch\": \"sub-module\"");
   }
   s.update_gpu = entry.settings().get_string("update_gpu", s.update_gpu);
   s.update_gpu_pcie = entry.settings().get_string("update_gpu_pcie", s.update_gpu_pcie);

@@ -62,6 +62,23 @@ struct LuwuSettings {
   // sends it into the switch for the multicast; the switch sends each its share of every
   // aggregated gradient).  Colocated, the optimizer node and its NIC's limits are not used.
   enum class OptimizerPlacement { Node, Colocated } optimizer_placement = OptimizerPlacement::Node;
+  // How long a worker keeps the parameters the node multicasts ("parameter_residency").
+  //  - "per-use" (default): the paper's per-layer streaming.  The node multicasts a layer's fp16
+  //    parameters before each use (the forward and the backward of every micro-batch), the GPU
+  //    frees them after, and every micro-batch's backward pushes its gradient through the switch
+  //    (the node accumulates the aggregates and updates after the last).  The GPU holds only the
+  //    layers in flight, which is what lets LuWu train models far beyond GPU memory.
+  //  - "per-iteration": the node multicasts each layer's parameters once, for its first use (in
+  //    micro-step 0), and the GPU keeps them for the rest of the iteration's micro-batches; the
+  //    workers accumulate their gradients on the GPU (into the weight-gradient GEMM's output, as
+  //    Megatron-LM's gradient_accumulation_fusion does: no extra kernel) and push them (one
+  //    aggregation round per layer) only in the last micro-step's backward.  The GPU then holds
+  //    the model's (a pipeline stage's) fp16 parameters and gradient accumulator.  The paper's
+  //    scale-out (175B at tensor 8 x pipeline 16, 32 micro-batches) does not say whether LuWu
+  //    streams per use there; per use, every micro-batch moves the stage's parameters again
+  //    through the node's link (docs/parallelism.md), which this setting avoids where a stage's
+  //    parameters fit on its GPUs.
+  enum class ParameterResidency { PerUse, PerIteration } parameter_residency = ParameterResidency::PerUse;
 };
 
 SystemPtr parse_luwu(const SystemEntry& entry);

@@ -30,8 +30,10 @@ struct LuwuPlacement {
   }
 };
 
+// `capacity_share`: of the node's DRAM and SSDs, what this model may take (Hardware::optimizer_node_share).
 inline LuwuPlacement luwu_placement(const workloads::Trace& trace, const models::HostSpec& node,
-                                    const LuwuSettings& settings, double share = 1, double reserved_dram_bytes = 0) {
+                                    const LuwuSettings& settings, double share = 1, double reserved_dram_bytes = 0,
+                                    double capacity_share = 1) {
   LuwuPlacement p;
   const double params = static_cast<double>(trace.total_params()) * share;
   const auto bytes = model_state_bytes(trace.training.dtype);
@@ -39,6 +41,10 @@ inline LuwuPlacement luwu_placement(const workloads::Trace& trace, const models:
   p.state_bytes = params * static_cast<double>(bytes.optimizer);
   p.dram_usable_bytes = std::max(0.0, node.dram.capacity_bytes * settings.optimizer_node_dram_share - reserved_dram_bytes);
   p.ssd_bytes = node.ssds ? node.ssds->capacity_bytes() : 0;
+  if (capacity_share != 1) {
+    p.dram_usable_bytes *= capacity_share;
+    p.ssd_bytes *= capacity_share;
+  }
   double dram_left = p.dram_usable_bytes;
   double params_in_dram = std::min(p.param_bytes, dram_left);
   dram_left -= params_in_dram;
@@ -48,7 +54,8 @@ inline LuwuPlacement luwu_placement(const workloads::Trace& trace, const models:
   return p;
 }
 
-// Where one optimizer site keeps its share on this cluster: the optimizer node the whole model;
+// Where one optimizer site keeps its share on this cluster: the optimizer node the whole model (in
+// its share of the node when the node serves several data-parallel groups);
 // colocated, each worker server 1/K of it, in the DRAM its GPUs' offloaded checkpoints leave.
 inline bool luwu_colocated(const LuwuSettings& settings) {
   return settings.optimizer_placement == LuwuSettings::OptimizerPlacement::Colocated;
@@ -57,7 +64,7 @@ inline const models::HostSpec& luwu_site_host(const Hardware& hw, const LuwuSett
   return luwu_colocated(settings) ? hw.worker_host : *hw.optimizer_node;
 }
 inline LuwuPlacement luwu_site_placement(const workloads::Trace& trace, const Hardware& hw, const LuwuSettings& settings) {
-  if (!luwu_colocated(settings)) return luwu_placement(trace, *hw.optimizer_node, settings);
+  if (!luwu_colocated(settings)) return luwu_placement(trace, *hw.optimizer_node, settings, 1, 0, hw.optimizer_node_share);
   const double share = static_cast<double>(hw.gpus_per_server) / hw.workers;
   const double checkpoints =
       static_cast<double>(activation_peaks(trace, settings.checkpoints.enabled).host_bytes) * hw.gpus_per_server;

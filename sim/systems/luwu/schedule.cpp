@@ -36,7 +36,7 @@ class LuwuSchedule : public Schedule {
         env_(env),
         trace_(env.trace),
         world_(env.world()),
-        param_ops_(param_ops(env.trace)),
+        param_ops_(multicast_ops(env.trace, settings)),
         aggregation_(env, settings.aggregation, "luwu") {
     switch_ = aggregation_.switch_host();
     make_sites();
@@ -61,6 +61,8 @@ class LuwuSchedule : public Schedule {
     for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
       const auto& op = trace_.ops[i];
       if (op.kind != OpKind::Backward || op.grad_bytes == 0) continue;
+      // Resident parameters: the workers accumulate on the GPU and push the last micro-step's.
+      if (resident() && op.micro_step != trace_.training.grad_accum - 1) continue;
       gradient_round_[i] = aggregation_.add_round(static_cast<double>(op.grad_bytes));
       round_label_.push_back(op_label(trace_, op));
       for (auto& site : sites_) site.gradient.push_back(std::make_shared<Countdown>(pieces));
@@ -167,6 +169,24 @@ class LuwuSchedule : public Schedule {
  private:
   static constexpr std::size_t kNoRound = static_cast<std::size_t>(-1);
 
+  bool resident() const { return settings_.parameter_residency == LuwuSettings::ParameterResidency::PerIteration; }
+
+  // The ops before which the node multicasts their layer's parameters: every op that needs them
+  // (per-use), or each layer's first (per-iteration: the GPU keeps them for the iteration).
+  static std::vector<std::size_t> multicast_ops(const workloads::Trace& trace, const LuwuSettings& settings) {
+    std::vector<std::size_t> ops = param_ops(trace);
+    if (settings.parameter_residency != LuwuSettings::ParameterResidency::PerIteration) return ops;
+    std::vector<char> seen(trace.layers.size(), 0);
+    std::vector<std::size_t> first;
+    for (std::size_t i : ops) {
+      const auto layer = static_cast<std::size_t>(trace.ops[i].layer);
+      if (seen[layer]) continue;
+      seen[layer] = 1;
+      first.push_back(i);
+    }
+    return first;
+  }
+
   // Where the optimizer runs and what it keeps: LuWu's optimizer node, or (the paper's colocated
   // parameter-server ablation) a site on each worker server, its CPU, DRAM and NVMe, each with
   // 1/K of every layer's parameters and optimizer state.  Every site sends its share of each
@@ -186,7 +206,12 @@ class LuwuSchedule : public Schedule {
       if (!env_.roles.optimizer_node || !env_.hw.optimizer_node)
         throw std::invalid_argument("luwu needs an optimizer node in the topology (see the luwu-star builder)");
       sites_.resize(1);
-      sites_[0].name = "optnode";
+      // The first node is "optnode"; another is named after its host (optnode1, ...), so that each
+      // node's memory bus is its own, shared only by the groups that node serves.
+      const auto& nodes = env_.roles.optimizer_nodes;
+      sites_[0].name = nodes.empty() || env_.roles.optimizer_node == nodes.front()
+                           ? std::string("optnode")
+                           : env_.roles.optimizer_node->get_name();
       sites_[0].host = env_.roles.optimizer_node;
       sites_[0].ssds = env_.roles.optimizer_ssds;
     } else {
@@ -251,15 +276,16 @@ class LuwuSchedule : public Schedule {
     }
   }
 
-  // The optimizer node sends each layer's parameters once per need, piece by piece (from SSD for
-  // the share that lives there); the switch replicates every piece to all workers as soon as it has
-  // it, and each SmartNIC writes it into GPU memory by DMA.  A worker buffers prefetch_layers + 1
+  // The optimizer node sends each layer's parameters once per need (per-iteration residency: once),
+  // piece by piece (from SSD for the share that lives there); the switch replicates every piece to
+  // all workers as soon as it has it, and each SmartNIC writes it into GPU memory by DMA.  A worker buffers prefetch_layers + 1
   // layers, so the node waits for every worker to be done with a layer before sending one that
   // many layers later.
   void parameter_multicast(Site& site) {
     const std::size_t ahead = static_cast<std::size_t>(settings_.prefetch.layers) + 1;
     for (std::size_t k = 0; k < param_ops_.size(); ++k) {
-      if (k >= ahead) consumed_[k - ahead]->done()->wait();
+      // Resident parameters need no room freed on the GPU: each layer goes out as the last is done.
+      if (k >= ahead && !resident()) consumed_[k - ahead]->done()->wait();
       const auto& op = trace_.ops[param_ops_[k]];
       send_parameters(site, k, static_cast<double>(op.param_bytes) * share_, op.kind, "params " + op_label(trace_, op));
     }
