@@ -12,8 +12,10 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
+#include "common/input_error.hpp"
 #include "sim/engine/collectives.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/experiment/scenario.hpp"
 #include "sim/experiment/simulate.hpp"
 #include "tests/sim/sim_test_support.hpp"
 #include "topologies/lowering.hpp"
@@ -166,4 +168,32 @@ TEST_CASE("a system that does not fold simulates every rank; a fold that does no
   CHECK_THROWS(run_data_parallel(trace, dgx, "ddp", 8));
   CHECK_THROWS(run_data_parallel(trace, dgx, "ddp", 12));
   CHECK(run_data_parallel(trace, dgx, "ddp", 16).folding.has_value());  // 2 of 3 servers: not a divisor, fine
+}
+
+TEST_CASE("a scenario's simulation.fold_data_parallel: at most the group, coarse mode, checked with its JSON path") {
+  auto scenario = [](Json simulation) {
+    Json j = Json::parse(R"({"name": "fold", "model": "gpt3-125m",
+      "training": {"micro_batch": 1, "seq_len": 256, "grad_accum": 1},
+      "cluster": {"topology": "dgx", "servers": 4, "gpus_per_server": 4},
+      "parallelism": {"tensor": 2},
+      "systems": ["ddp"]})");
+    j["simulation"] = std::move(simulation);
+    return j;
+  };
+  auto failure = [&](Json simulation) -> std::string {
+    try {
+      sim::scenario_from_json(JsonNode(scenario(std::move(simulation)), "fold.json"));
+    } catch (const InputError& e) {
+      return e.json_path() + ": " + e.what();
+    }
+    return "";
+  };
+  // 16 GPUs at tensor 2: data-parallel groups of 8.
+  const auto s = sim::scenario_from_json(JsonNode(scenario({{"fold_data_parallel", 4}}), "fold.json"));
+  CHECK(s.fold_data_parallel == 4);
+  CHECK(s.collective_mode() == sim::CollectiveMode::Coarse);  // auto mode would be detailed at 16 GPUs
+  CHECK(sim::scenario_from_json(JsonNode(scenario({{"fold_data_parallel", 8}}), "fold.json")).fold_data_parallel == 0);
+  CHECK(failure({{"fold_data_parallel", 9}}).starts_with("$.simulation.fold_data_parallel"));
+  CHECK(failure({{"fold_data_parallel", 1}}).starts_with("$.simulation.fold_data_parallel"));
+  CHECK(failure({{"fold_data_parallel", 4}, {"mode", "detailed"}}).starts_with("$.simulation.fold_data_parallel"));
 }
