@@ -82,6 +82,7 @@ class SwitchMulticast {
     };
 
     Replicator(ClusterEnv& env, simgrid::s4u::Host* sw) : env_(env), switch_(sw) {}
+    simgrid::s4u::Host* switch_host() const { return switch_; }
 
     void add_port(std::unique_ptr<Port> port, const std::string& name) {
       Port* p = port.get();
@@ -161,7 +162,9 @@ class SwitchMulticast {
     if (racks != nullptr) {
       for (std::size_t k = 0; k < racks->size(); ++k) {
         auto port = std::make_unique<Replicator::Port>();
-        port->host = env.roles.rack_switches[k];
+        // The rack's own switch: racks a group leaves empty have no replicator, so the k-th
+        // replicator is not always rack k's.
+        port->host = (*racks)[k]->switch_host();
         port->below = (*racks)[k].get();
         replicator->add_port(std::move(port), name + " rack port " + std::to_string(k));
       }

@@ -271,4 +271,12 @@ TEST_CASE("LuWu in each data-parallel group of tensor 2 x pipeline 2 x data 2: r
   // Each trunk carries only its own stage's groups: rack 0's up and down both non-zero.
   CHECK(link_bytes(racked, "tor0--switch_UP") > 0);
   CHECK(link_bytes(racked, "tor1--switch_UP") > 0);
+  // Down a trunk goes what the rack's 4 workers receive from outside it, each multicast piece once
+  // for the rack's 2 data-parallel ranks (its switch replicates it): well under what they receive
+  // (it was all of it, and more, when every stage's multicast went down rack 0's trunk).
+  for (const char* trunk : {"tor0--switch_DOWN", "tor1--switch_DOWN"}) {
+    CAPTURE(trunk);
+    CHECK(link_bytes(racked, trunk) > 0);
+    CHECK(link_bytes(racked, trunk) < 0.75 * 4 * racked.received_bytes_per_worker);
+  }
 }
