@@ -1,6 +1,6 @@
 """Regenerates every comparison figure of the LuWu paper, in kind, as PNG and PDF.
 
-    /usr/bin/python3 plots/make_figures.py [--out figures] [--jobs N] [--report]
+    /usr/bin/python3 plots/make_figures.py [--out figures] [--jobs N] [--report] [--scale-out]
 
 runs the sweeps of scenarios/sweeps/ and scenarios/paper/ with `luwusim sweep --resume` (so a
 second call only draws, and an interrupted one continues), judges scenarios/paper/max-model-size
@@ -53,7 +53,12 @@ SWEEPS = [
     ("cost-32gpu-luwu", "paper", "sweep"),
     ("cost-32gpu-zero-infinity", "paper", "sweep"),
     ("cost-32gpu-dgx-a100", "paper", "sweep"),
+    # The scale-out experiment (scenarios/paper/scale-out/): run only with --scale-out (about half
+    # an hour on 2 cores: 175B at up to 32,768 GPUs, folded).
+    ("scale-out-luwu", "scale-out", "sweep"),
+    ("scale-out-zero-infinity", "scale-out", "sweep"),
 ]
+SLOW_SWEEPS = {"scale-out-luwu", "scale-out-zero-infinity"}
 
 # (figure file name, the sweep (results stem) it draws, or a tuple of stems whose results it draws
 # together (scenarios on different clusters), module, function)
@@ -84,6 +89,7 @@ FIGURES = [
     ("nvlink_zero_offload", ("luwu-opt13b-8w", "zero-offload-nvlink-opt13b"), "paper_figures", "nvlink_zero_offload"),
     ("cost_efficiency_32gpu", ("cost-32gpu-luwu", "cost-32gpu-zero-infinity", "cost-32gpu-dgx-a100"), "paper_figures",
      "cost_efficiency_32gpu"),
+    ("scale_out", ("scale-out-luwu", "scale-out-zero-infinity"), "paper_figures", "scale_out"),
 ]
 TIMELINE_FIGURE = "compute_communication_streams"
 # The paper's microbenchmark: 2, 4 and 8 GPUs, NCCL vs push/pull (and the ablation's kernels).
@@ -104,9 +110,9 @@ def run(cmd, allow_failure=False):
     return result.returncode
 
 
-def run_sweeps(luwusim, dirs, results_dir, jobs):
+def run_sweeps(luwusim, dirs, results_dir, jobs, slow=False):
     for stem, _, kind in SWEEPS:
-        if kind != "sweep":
+        if kind != "sweep" or (stem in SLOW_SWEEPS and not slow):
             continue
         cmd = [luwusim, "sweep", sweep_file(dirs, stem), "-o", os.path.join(results_dir, stem + ".jsonl"), "--resume"]
         if jobs:
@@ -231,7 +237,8 @@ def draw(results_dir, out_dir, dirs, timeline_notes=()):
             if not present:
                 paths = figures.missing_results(
                     out_dir, figure, ", ".join(os.path.relpath(sweep_file(dirs, s), REPO) for s in stem),
-                    ", ".join(s + ".jsonl" for s in stem), "luwusim sweep on each of them")
+                    ", ".join(s + ".jsonl" for s in stem),
+                    "make_figures.py --scale-out" if set(stem) <= SLOW_SWEEPS else "luwusim sweep on each of them")
             else:
                 lines = [line for s in present for line in read_lines(os.path.join(results_dir, s + ".jsonl"))]
                 missing = [f"no results from {os.path.relpath(sweep_file(dirs, s), REPO)} ({s}.jsonl is missing)"
@@ -273,6 +280,8 @@ def main():
                         help="the paper's experiments (sweep files; default: scenarios/paper)")
     parser.add_argument("--jobs", type=int, default=0, help="processes per sweep (default: the number of CPUs)")
     parser.add_argument("--skip-runs", action="store_true", help="only draw from the results already there")
+    parser.add_argument("--scale-out", action="store_true",
+                        help="also run the scale-out sweeps (scenarios/paper/scale-out/, about half an hour on 2 cores)")
     parser.add_argument("--report", action="store_true",
                         help="also write OUT/report.html: figures, their tables and the scenarios' assumptions")
     args = parser.parse_args()
@@ -282,7 +291,7 @@ def main():
     except ImportError:
         sys.exit("make_figures: matplotlib is missing (Debian: apt-get install python3-matplotlib)")
 
-    dirs = {"sweeps": args.sweeps, "paper": args.paper}
+    dirs = {"sweeps": args.sweeps, "paper": args.paper, "scale-out": os.path.join(args.paper, "scale-out")}
     results_dir = args.results or os.path.join(args.out, "results")
     os.makedirs(results_dir, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
@@ -290,7 +299,7 @@ def main():
     if not args.skip_runs:
         if not os.access(args.luwusim, os.X_OK):
             sys.exit(f"make_figures: no luwusim binary at {args.luwusim} (build it, or pass --luwusim)")
-        run_sweeps(args.luwusim, dirs, results_dir, args.jobs)
+        run_sweeps(args.luwusim, dirs, results_dir, args.jobs, slow=args.scale_out)
         for stem, _, kind in SWEEPS:
             if kind == "memory":
                 run_memory_sweep(args.luwusim, sweep_file(dirs, stem), os.path.join(results_dir, stem + ".jsonl"))

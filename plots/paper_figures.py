@@ -971,3 +971,64 @@ def cost_efficiency_32gpu(lines, out_dir, name="cost_efficiency_32gpu", missing=
         if r["system"] in COST_CLUSTERS:
             notes.append(f"{style.system_name(r['system'])}: {COST_CLUSTERS[r['system']].replace(chr(10), ' ')}")
     return _finish(fig, notes, out_dir, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 14. Scale-out: tensor 8 x pipeline 16 x data parallelism, LuWu vs ZeRO-Infinity (ring, PAT)
+# ---------------------------------------------------------------------------------------------
+
+def _data_parallel(row):
+    """The row's data-parallel degree: its GPUs over the tensor x pipeline grid of its scenario."""
+    layout = row["input"].get("parallelism", {})
+    grid = layout.get("tensor", 1) * layout.get("pipeline", 1)
+    return row["workers"] // grid if row["workers"] else None
+
+
+def scale_out(lines, out_dir, name="scale_out", missing=None):
+    """The paper's scale-out experiment (scenarios/paper/scale-out/): throughput and iteration time
+    against data parallelism at tensor 8 x pipeline 16, one line per system."""
+    title = "Scale-out: tensor x pipeline x data parallelism"
+    table, notes = _table(lines)
+    notes = list(missing or []) + notes
+    if not table:
+        return _no_data(out_dir, name, title, notes)
+    layout = table[0]["input"].get("parallelism", {})
+    tensor, pipeline = layout.get("tensor", 1), layout.get("pipeline", 1)
+    title = f"Scale-out: tensor {tensor} x pipeline {pipeline} x data parallelism"
+    fig, (ax, ax_time) = plt.subplots(1, 2, figsize=(10, 4))
+    degrees = sorted({_data_parallel(r) for r in table if _data_parallel(r)})
+    systems = sorted({r["system"] for r in table}, key=style.system_sort_key)
+    rows_out = []
+    for system in systems:
+        points = sorted((_data_parallel(r), r) for r in table if r["system"] == system and r["feasible"])
+        for r in table:
+            if r["system"] == system and not r["feasible"]:
+                notes.append(f"{style.system_name(system)} at data parallelism {_data_parallel(r)}: "
+                             f"{r.get('reason') or 'does not run'}")
+        if not points:
+            continue
+        kw = dict(color=style.system_color(system), marker=style.system_marker(system), label=style.system_name(system))
+        ax.plot([d for d, _ in points], [r["tokens_per_s"] for _, r in points], **kw)
+        ax_time.plot([d for d, _ in points], [r["iteration_time_s"] for _, r in points], **kw)
+        rows_out += [[style.system_name(system), d, r["workers"], round(r["iteration_time_s"], 3),
+                      round(r["tokens_per_s"], 1), round(100 * r["mfu"], 2)] for d, r in points]
+    for a in (ax, ax_time):
+        a.set_xscale("log", base=2)
+        a.set_xticks(degrees)
+        a.set_xticklabels([str(d) for d in degrees])
+        a.set_xlabel(f"Data parallelism (x {tensor * pipeline} GPUs)")
+        a.grid(alpha=0.3)
+    ax.set_ylabel("Training throughput (tokens/s)")
+    ax_time.set_ylabel("Iteration time (s)")
+    r0 = table[0]
+    ax.set_title(f"Throughput ({r0['model']}, micro-batch {r0['micro_batch']}, {_common_text(table, 'network')})",
+                 fontsize=9)
+    ax_time.set_title("Iteration time", fontsize=9)
+    ax.legend(fontsize=8)
+    figures.TABLES[name] = (["system", "data parallelism", "GPUs", "iteration (s)", "tokens/s", "MFU (%)"], rows_out)
+    notes.append("Each data-parallel group simulated by 2 of its ranks (simulation.fold_data_parallel; "
+                 "docs/performance.md, Folding).")
+    if not any(r["system"].startswith("luwu") and _data_parallel(r) and _data_parallel(r) > 16 for r in table):
+        notes.append("LuWu past data parallelism 16 needs a third level of programmable switches, not built yet.")
+    fig.suptitle(title)
+    return _finish(fig, notes, out_dir, name)
