@@ -8,6 +8,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -15,6 +18,7 @@
 #include "common/input_error.hpp"
 #include "sim/engine/collectives.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/experiment/isolated_run.hpp"
 #include "sim/experiment/scenario.hpp"
 #include "sim/experiment/simulate.hpp"
 #include "tests/sim/sim_test_support.hpp"
@@ -81,28 +85,38 @@ void check_agree(const sim::SystemResult& folded, const sim::SystemResult& whole
 }  // namespace
 
 TEST_CASE("a folded ring all-gather: 2 simulated ranks standing for 8 move 7/8 of the buffer in 7 latencies") {
-  auto topo = star(8);
-  auto engine = sim::make_engine();
-  auto platform = topologies::lower_to_simgrid(topo, *engine);
-  sim::TrafficMeter traffic;
-  const sim::CollectiveContext ctx{sim::CollectiveMode::Coarse, &traffic};
-  sim::CommGroup group{"folded", {}, {}, 8};
-  for (int r = 0; r < 2; ++r) group.members.push_back(platform.host_of_vertex.at(topo.gpus()[r]));
+  const auto topo = star(8);
   const double bytes = 64e6;
-  std::vector<double> done(2, -1);
-  for (int r = 0; r < 2; ++r)
-    simgrid::s4u::Actor::create("r" + std::to_string(r), group.members[r], [&, r] {
-      sim::ring_all_gather(group, r, bytes, ctx);
-      done[r] = simgrid::s4u::Engine::get_clock();
-    });
-  engine->run();
+  // In a forked process, as every simulation: the engine's clock and state stay there.
+  auto outcome = sim::run_isolated([&]() -> std::string {
+    auto engine = sim::make_engine();
+    auto platform = topologies::lower_to_simgrid(topo, *engine);
+    sim::TrafficMeter traffic;
+    const sim::CollectiveContext ctx{sim::CollectiveMode::Coarse, &traffic};
+    sim::CommGroup group{"folded", {}, {}, 8};
+    for (int r = 0; r < 2; ++r) group.members.push_back(platform.host_of_vertex.at(topo.gpus()[r]));
+    std::vector<double> done(2, -1);
+    for (int r = 0; r < 2; ++r)
+      simgrid::s4u::Actor::create("r" + std::to_string(r), group.members[r], [&, r] {
+        sim::ring_all_gather(group, r, bytes, ctx);
+        done[r] = simgrid::s4u::Engine::get_clock();
+      });
+    engine->run();
+    return fmt::format("{:.17g} {:.17g} {}", done[0], done[1], traffic.flows());
+  });
+  REQUIRE(outcome.ok);
+  std::istringstream in(outcome.output);
+  double done0 = 0, done1 = 0;
+  std::uint64_t flows = 0;
+  in >> done0 >> done1 >> flows;
   const Path route = gpu_to_gpu(topo, 0, 1);
   // One flow of 7/8 of the buffer, then 6 more step latencies: the 8-rank ring's closed form.
   const double expected = route.time_s(7.0 / 8 * bytes) + 6 * route.latency_s;
   CHECK(sim::ring_all_gather_closed_form_s(8, bytes, route.latency_s, route.bandwidth_Bps) ==
         doctest::Approx(expected).epsilon(1e-12));
-  for (double t : done) CHECK(t == doctest::Approx(expected).epsilon(1e-9));
-  CHECK(traffic.flows() == 2);
+  CHECK(done0 == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(done1 == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(flows == 2);
 }
 
 TEST_CASE("folded and unfolded data parallelism agree within 1%: a star of 16 single-GPU workers, 4 simulated") {
