@@ -115,11 +115,15 @@ class InSwitchAggregation {
       const double pod_rtt = 2 * env.traffic.route_latency_s(roles.pod_switches.front(), switch_);
       pod_trunk_rate_Bps_ = sw.aggregation_throughput_Bps(pod_rtt, goodput, represented_pods);
       for (std::size_t j = 0; j < pods_.size(); ++j)
-        pods_[j].uplink = std::make_unique<Stream>("pod" + std::to_string(j), "pod sum -> cluster switch", "communication",
+        if (pods_[j].occupied_racks > 0)
+          pods_[j].uplink = std::make_unique<Stream>("pod" + std::to_string(j), "pod sum -> cluster switch", "communication",
                                                    roles.pod_switches[j], &env.timeline);
     }
+    // Streams (an actor each) only for racks with ranks: a folded group of a large cluster leaves
+    // most of its racks empty, and an actor per rack per group exceeds the process's memory maps.
     for (std::size_t k = 0; k < racks_.size(); ++k)
-      racks_[k].uplink = std::make_unique<Stream>("tor" + std::to_string(k),
+      if (!racks_[k].ranks.empty())
+        racks_[k].uplink = std::make_unique<Stream>("tor" + std::to_string(k),
                                                   pods_.empty() ? "rack sum -> cluster switch" : "rack sum -> pod switch",
                                                   "communication", roles.rack_switches[k], &env.timeline);
   }
