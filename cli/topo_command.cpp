@@ -39,6 +39,8 @@ struct BuildOptions {
   int parameter_servers = 0;
   int racks = 1;          // luwu-star racks
   int trunks_per_rack = 1;  // luwu-star: links per rack trunk
+  int pods = 1;             // luwu-star: pod switches over the racks
+  int trunks_per_pod = 1;   // luwu-star: links per pod trunk
   int optimizer_nodes = 1;  // luwu-star
   int groups = 2;         // wan: groups (datacenters); --servers is then servers per group
   std::string wan_bandwidth;  // wan: each group's wide-area link, e.g. 10Gb/s (required)
@@ -78,6 +80,8 @@ Topology build_luwu_star_from(const BuildOptions& o) {
   p.parameter_servers = o.parameter_servers;
   p.racks = o.racks;
   p.trunks_per_rack = o.trunks_per_rack;
+  p.pods = o.pods;
+  p.trunks_per_pod = o.trunks_per_pod;
   p.optimizer_nodes = o.optimizer_nodes;
   if (o.gpus_per_server > 0) p.gpus_per_server = o.gpus_per_server;
   if (!o.nvlink.empty()) p.nvlink_profile = o.nvlink;
@@ -160,6 +164,14 @@ const bool registered = luwu::cli::register_command(
           ->capture_default_str();
       build_cmd->add_option("--trunks-per-rack", b->trunks_per_rack,
                             "luwu-star with --racks > 1: links (of the trunk rate) in each rack's trunk to the cluster "
+                            "switch, modelled as one link of their summed bandwidth")
+          ->capture_default_str();
+      build_cmd->add_option("--pods", b->pods,
+                            "luwu-star with --racks > 1: pod switches the racks are split over (a third level), each "
+                            "trunked to the cluster switch")
+          ->capture_default_str();
+      build_cmd->add_option("--trunks-per-pod", b->trunks_per_pod,
+                            "luwu-star with --pods > 1: links (of the trunk rate) in each pod's trunk to the cluster "
                             "switch, modelled as one link of their summed bandwidth")
           ->capture_default_str();
       build_cmd->add_option("--optimizer-nodes", b->optimizer_nodes,

@@ -41,6 +41,12 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   require(p.trunks_per_rack >= 1, fmt::format("trunks_per_rack ({}) must be >= 1", p.trunks_per_rack));
   require(p.trunks_per_rack == 1 || p.racks > 1,
           fmt::format("trunks_per_rack ({}) applies to the racks' trunks: racks must be > 1", p.trunks_per_rack));
+  require(p.pods >= 1, fmt::format("pods ({}) must be >= 1", p.pods));
+  require(p.pods == 1 || (p.racks > 1 && p.racks >= p.pods),
+          fmt::format("pods ({}) split the racks: racks ({}) must be > 1 and at least pods", p.pods, p.racks));
+  require(p.trunks_per_pod >= 1, fmt::format("trunks_per_pod ({}) must be >= 1", p.trunks_per_pod));
+  require(p.trunks_per_pod == 1 || p.pods > 1,
+          fmt::format("trunks_per_pod ({}) applies to the pods' trunks: pods must be > 1", p.trunks_per_pod));
   require(p.optimizer_ssds >= 0 && p.nvme_per_worker >= 0, "SSD counts must be >= 0");
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);
   const std::string opt_nic_profile = p.optimizer_nic_profile.empty() ? p.nic_profile : p.optimizer_nic_profile;
@@ -60,8 +66,19 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
     require(static_cast<long long>(per_rack) + p.trunks_per_rack <= net.sw.ports,
             fmt::format("{} workers per rack + {} trunk(s) need more than the {} ports of a top-of-rack switch {}",
                         per_rack, p.trunks_per_rack, net.sw.ports, p.switch_profile));
+    if (p.pods > 1) {
+      const long long racks_per_pod = (p.racks + p.pods - 1) / p.pods;
+      require(racks_per_pod * p.trunks_per_rack + p.trunks_per_pod <= net.sw.ports,
+              fmt::format("{} racks per pod x {} trunk(s) + {} trunk(s) up need more than the {} ports of a pod switch {}",
+                          racks_per_pod, p.trunks_per_rack, p.trunks_per_pod, net.sw.ports, p.switch_profile));
+      const long long pod_trunks = static_cast<long long>(p.pods) * p.trunks_per_pod;
+      require(pod_trunks + node_nics + p.parameter_servers <= net.sw.ports,
+              fmt::format("{} pod trunks + {} optimizer-node NICs + {} parameter servers need more than the {} ports of "
+                          "cluster switch {}",
+                          pod_trunks, node_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
+    }
     const long long trunks = static_cast<long long>(p.racks) * p.trunks_per_rack;
-    require(trunks + node_nics + p.parameter_servers <= net.sw.ports,
+    require(p.pods > 1 || trunks + node_nics + p.parameter_servers <= net.sw.ports,
             fmt::format("{} rack trunks + {} optimizer-node NICs + {} parameter servers need more than the {} ports of "
                         "cluster switch {}",
                         trunks, node_nics, p.parameter_servers, net.sw.ports, p.switch_profile));
@@ -81,6 +98,8 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
   if (p.racks > 1) t.builder_args["racks"] = p.racks;
   // Recorded only when not 1, so that other clusters' records are unchanged.
   if (p.trunks_per_rack > 1) t.builder_args["trunks_per_rack"] = p.trunks_per_rack;
+  if (p.pods > 1) t.builder_args["pods"] = p.pods;
+  if (p.trunks_per_pod > 1) t.builder_args["trunks_per_pod"] = p.trunks_per_pod;
   if (p.optimizer_nodes > 1) t.builder_args["optimizer_nodes"] = p.optimizer_nodes;
   if (p.gpus_per_server > 1) {  // recorded only when used, so that other clusters' records are unchanged
     t.builder_args["gpus_per_server"] = p.gpus_per_server;
@@ -119,10 +138,20 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
     for (Vertex nic : nics) add_nic_uplink(t, nic, sw, net);
   } else {
     // Contiguous blocks of workers, the first workers % racks blocks one longer.
-    int next = 0;
+    // With pods, contiguous blocks of racks likewise under the pod switches.
+    std::vector<Vertex> pods;
+    for (int j = 0; j < p.pods && p.pods > 1; ++j) {
+      pods.push_back(add_switch(t, "pod" + std::to_string(j), net));
+      add_trunk(t, pods.back(), sw, net, p.trunks_per_pod);
+    }
+    int next = 0, pod = 0, pod_end = p.pods > 1 ? p.racks / p.pods + (0 < p.racks % p.pods ? 1 : 0) : p.racks;
     for (int k = 0; k < p.racks; ++k) {
+      if (k == pod_end) {
+        ++pod;
+        pod_end += p.racks / p.pods + (pod < p.racks % p.pods ? 1 : 0);
+      }
       Vertex tor = add_switch(t, "tor" + std::to_string(k), net);
-      add_trunk(t, tor, sw, net, p.trunks_per_rack);
+      add_trunk(t, tor, pods.empty() ? sw : pods[static_cast<std::size_t>(pod)], net, p.trunks_per_rack);
       const int size = p.workers / p.racks + (k < p.workers % p.racks ? 1 : 0);
       for (int w = 0; w < size; ++w) add_nic_uplink(t, nics[static_cast<std::size_t>(next++)], tor, net);
     }

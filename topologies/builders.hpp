@@ -60,6 +60,15 @@ struct LuwuStarParams {
   // the flows share evenly): the builders' routing picks one route per pair, so parallel links
   // would leave all but one idle.  1: one trunk (a worker's share each way, the paper's setup).
   int trunks_per_rack = 1;
+  // Pods > 1 (racks > 1, racks >= pods): a third level of programmable switches for clusters
+  // beyond one cluster switch's ports (the paper's 32,768-GPU scale-out).  The racks are split
+  // over pod switches pod<j> (of switch_profile) in contiguous blocks, the first racks % pods pods
+  // one rack more (as the workers over the racks); each rack's trunk goes to its pod switch instead
+  // of the cluster switch, and each pod switch has one trunk to the cluster switch "switch" of
+  // trunks_per_pod links of the trunk rate (one link, as trunks_per_rack).  Pod switches aggregate
+  // their racks' sums and replicate multicasts to their racks.  1: no pods (the names above).
+  int pods = 1;
+  int trunks_per_pod = 1;
   // In-network optimizer nodes, each a full node as described above (its host, DRAM,
   // `optimizer_nics` NICs and `optimizer_ssds` SSDs on the cluster switch).  The first keeps the
   // names optnode, optnode-dram, optnode-nic<k>, optnode-ssd<j>; node n >= 1 is optnode<n>,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 namespace luwu::sim {
 namespace {
@@ -62,11 +63,36 @@ ClusterRoles roles_of(const topologies::Topology& topo, const topologies::Lowere
     if (top && roles.network_switch != platform.host_of_vertex.at(*top)) {
       roles.network_switch = platform.host_of_vertex.at(*top);
       const auto gpus = topo.gpus();
+      std::vector<topologies::Vertex> tors;
       for (std::size_t r = 0; r < gpus.size(); ++r) {
-        auto* tor = platform.host_of_vertex.at(*topo.switch_of(topo.nic_of(gpus[r])));
+        const auto tor_vertex = *topo.switch_of(topo.nic_of(gpus[r]));
+        auto* tor = platform.host_of_vertex.at(tor_vertex);
         auto at = std::find(roles.rack_switches.begin(), roles.rack_switches.end(), tor);
         roles.ranks[r].rack = static_cast<int>(at - roles.rack_switches.begin());
-        if (at == roles.rack_switches.end()) roles.rack_switches.push_back(tor);
+        if (at == roles.rack_switches.end()) {
+          roles.rack_switches.push_back(tor);
+          tors.push_back(tor_vertex);
+        }
+      }
+      // Pods: a rack switch's uplink to a switch other than the cluster switch.
+      std::vector<int> pod_of_rack;
+      for (auto tor : tors) {
+        int pod = -1;
+        for (auto [it, end] = boost::out_edges(tor, topo.graph); it != end; ++it) {
+          const auto up = boost::target(*it, topo.graph);
+          if (up == *top || !topologies::is_network_switch(topo[up].kind)) continue;
+          auto* host = platform.host_of_vertex.at(up);
+          auto at = std::find(roles.pod_switches.begin(), roles.pod_switches.end(), host);
+          pod = static_cast<int>(at - roles.pod_switches.begin());
+          if (at == roles.pod_switches.end()) roles.pod_switches.push_back(host);
+          break;
+        }
+        pod_of_rack.push_back(pod);
+      }
+      if (!roles.pod_switches.empty()) {
+        if (std::find(pod_of_rack.begin(), pod_of_rack.end(), -1) != pod_of_rack.end())
+          throw std::invalid_argument("some rack switches hang under pod switches and some under the cluster switch");
+        roles.pod_of_rack = std::move(pod_of_rack);
       }
     }
   }

@@ -28,6 +28,11 @@ struct ClusterRoles {
   // Racks: the top-of-rack switches the ranks' NICs are cabled to, when those are not the
   // optimizer node's switch (luwu-star with racks > 1); empty otherwise.
   std::vector<simgrid::s4u::Host*> rack_switches;
+  // Pods (luwu-star's pods > 1): the switches between the rack switches and the cluster switch,
+  // and each rack's pod (an index into pod_switches, per index of rack_switches); both empty
+  // without pods.  A rack switch's pod is its uplink switch that is not the cluster switch.
+  std::vector<simgrid::s4u::Host*> pod_switches;
+  std::vector<int> pod_of_rack;
   // The optimizer node this iteration's system uses and its SSDs (the first of optimizer_nodes;
   // with pipeline parallelism, sim/experiment/simulate.cpp sets each stage's own).
   simgrid::s4u::Host* optimizer_node = nullptr;     // nullptr without one
@@ -40,6 +45,7 @@ struct ClusterRoles {
 
   int world() const { return static_cast<int>(ranks.size()); }
   bool racked() const { return !rack_switches.empty(); }
+  bool podded() const { return !pod_switches.empty(); }
   std::vector<simgrid::s4u::Host*> gpu_hosts() const;
   std::vector<int> servers() const;
 };

@@ -158,7 +158,8 @@ topologies::Topology build_with_catalog(const JsonNode& c, models::ProfileCatalo
 
 topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& catalog) {
   c.only_keys({"topology", "workers", "gpus_per_server", "network", "profiles", "optimizer_nics", "optimizer_ssds",
-               "nvme_per_worker", "parameter_servers", "racks", "trunks_per_rack", "optimizer_nodes", "overrides"});
+               "nvme_per_worker", "parameter_servers", "racks", "trunks_per_rack", "pods", "trunks_per_pod", "optimizer_nodes",
+               "overrides"});
   topologies::LuwuStarParams p;
   p.workers = int_arg(c, "workers", p.workers);
   p.gpus_per_server = int_arg(c, "gpus_per_server", p.gpus_per_server, 1);
@@ -166,6 +167,13 @@ topologies::Topology build_luwu_star(const JsonNode& c, models::ProfileCatalog& 
   p.trunks_per_rack = int_arg(c, "trunks_per_rack", p.trunks_per_rack, 1);
   if (p.trunks_per_rack > 1 && p.racks == 1)
     c.at("trunks_per_rack").fail("applies to the racks' trunks: set \"racks\" > 1 (one switch has no trunks)");
+  p.pods = int_arg(c, "pods", p.pods, 1);
+  if (p.pods > 1 && p.racks == 1)
+    c.at("pods").fail("splits the racks over pod switches: set \"racks\" > 1");
+  if (p.pods > p.racks) c.at("pods").fail(fmt::format("{} pods need at least as many racks (racks is {})", p.pods, p.racks));
+  p.trunks_per_pod = int_arg(c, "trunks_per_pod", p.trunks_per_pod, 1);
+  if (p.trunks_per_pod > 1 && p.pods == 1)
+    c.at("trunks_per_pod").fail("applies to the pods' trunks: set \"pods\" > 1 (without pods there are none)");
   p.optimizer_nodes = int_arg(c, "optimizer_nodes", p.optimizer_nodes, 1);
   if (c.has("network")) p.network_Bps = rate_of(c.at("network"));
   p.optimizer_nics = int_arg(c, "optimizer_nics", p.optimizer_nics);

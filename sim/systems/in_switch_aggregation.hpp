@@ -9,7 +9,9 @@
 // worker's copy of a piece has arrived, the switch holds its sum and hands it on: multicast back to
 // the workers (SwitchML) or forward to the optimizer node (LuWu).  With racks (ClusterRoles::racked)
 // aggregation is hierarchical (the paper's multi-rack LuWu): a top-of-rack switch sums its rack's
-// copies and streams the sum into the cluster switch, which sums the racks'.
+// copies and streams the sum into the cluster switch, which sums the racks'.  With pods
+// (ClusterRoles::podded) there are three levels: the rack's sum goes to its pod switch, which sums
+// its racks' and streams one sum per piece into the cluster switch, which sums the pods'.
 #include <cmath>
 #include <algorithm>
 #include <functional>
@@ -86,25 +88,57 @@ class InSwitchAggregation {
     }
     const double rtt = 2 * env.traffic.route_latency_s(roles.ranks.front().gpu, roles.rack_switches.front());
     rate_Bps_ = sw.aggregation_throughput_Bps(rtt, goodput, static_cast<int>(largest));
-    const double trunk_rtt = 2 * env.traffic.route_latency_s(roles.rack_switches.front(), switch_);
     // A folded group (ClusterEnv::data_parallel_size) stands for that many times its racks.
-    const int represented_racks = static_cast<int>(
-        std::ceil(static_cast<double>(occupied_racks_) * env.data_parallel_size() / env.world()));
-    trunk_rate_Bps_ = sw.aggregation_throughput_Bps(trunk_rtt, goodput, represented_racks);
+    const auto represented = [&env](int count) {
+      return static_cast<int>(std::ceil(static_cast<double>(count) * env.data_parallel_size() / env.world()));
+    };
+    const int represented_racks = represented(occupied_racks_);
+    if (!roles.podded()) {
+      const double trunk_rtt = 2 * env.traffic.route_latency_s(roles.rack_switches.front(), switch_);
+      trunk_rate_Bps_ = sw.aggregation_throughput_Bps(trunk_rtt, goodput, represented_racks);
+    } else {
+      // Three levels: the racks' sums into their pod switch, the pods' into the cluster switch.
+      pods_.resize(roles.pod_switches.size());
+      for (std::size_t k = 0; k < racks_.size(); ++k)
+        if (!racks_[k].ranks.empty()) pods_[static_cast<std::size_t>(roles.pod_of_rack[k])].occupied_racks++;
+      int largest_pod = 0;
+      for (const auto& pod : pods_) {
+        largest_pod = std::max(largest_pod, pod.occupied_racks);
+        if (pod.occupied_racks > 0) ++occupied_pods_;
+      }
+      const int represented_pods = represented(occupied_pods_);
+      // A pod switch's senders: its occupied racks; folded, the represented racks spread over the
+      // represented pods (at least the largest pod's).
+      const int racks_per_pod = std::max(largest_pod, (represented_racks + represented_pods - 1) / represented_pods);
+      const double trunk_rtt = 2 * env.traffic.route_latency_s(roles.rack_switches.front(), roles.pod_switches.front());
+      trunk_rate_Bps_ = sw.aggregation_throughput_Bps(trunk_rtt, goodput, racks_per_pod);
+      const double pod_rtt = 2 * env.traffic.route_latency_s(roles.pod_switches.front(), switch_);
+      pod_trunk_rate_Bps_ = sw.aggregation_throughput_Bps(pod_rtt, goodput, represented_pods);
+      for (std::size_t j = 0; j < pods_.size(); ++j)
+        if (pods_[j].occupied_racks > 0)
+          pods_[j].uplink = std::make_unique<Stream>("pod" + std::to_string(j), "pod sum -> cluster switch", "communication",
+                                                   roles.pod_switches[j], &env.timeline);
+    }
+    // Streams (an actor each) only for racks with ranks: a folded group of a large cluster leaves
+    // most of its racks empty, and an actor per rack per group exceeds the process's memory maps.
     for (std::size_t k = 0; k < racks_.size(); ++k)
-      racks_[k].uplink = std::make_unique<Stream>("tor" + std::to_string(k), "rack sum -> cluster switch", "communication",
-                                                  roles.rack_switches[k], &env.timeline);
+      if (!racks_[k].ranks.empty())
+        racks_[k].uplink = std::make_unique<Stream>("tor" + std::to_string(k),
+                                                  pods_.empty() ? "rack sum -> cluster switch" : "rack sum -> pod switch",
+                                                  "communication", roles.rack_switches[k], &env.timeline);
   }
 
   // A round is one gradient every worker sends (a bucket, a layer's gradient); returns its index.
   std::size_t add_round(double grad_bytes) {
-    Round round{grad_bytes, {}, {}};
-    const int senders = racks_.empty() ? env_.world() : occupied_racks_;
+    Round round{grad_bytes, {}, {}, {}};
+    const int senders = racks_.empty() ? env_.world() : pods_.empty() ? occupied_racks_ : occupied_pods_;
     for (int c = 0; c < settings_.pieces; ++c) {
       round.arrivals.push_back(std::make_shared<Countdown>(senders));
       for (const auto& rack : racks_)
         round.rack_arrivals.push_back(
             rack.ranks.empty() ? nullptr : std::make_shared<Countdown>(static_cast<int>(rack.ranks.size())));
+      for (const auto& pod : pods_)
+        round.pod_arrivals.push_back(pod.occupied_racks == 0 ? nullptr : std::make_shared<Countdown>(pod.occupied_racks));
     }
     rounds_.push_back(std::move(round));
     return rounds_.size() - 1;
@@ -130,8 +164,22 @@ class InSwitchAggregation {
       in_rack->arrive();
       if (!in_rack->done()->done()) continue;
       racks_[static_cast<std::size_t>(rack)].uplink->enqueue("rack sum", [this, round, c, piece, rack] {
-        transfer(env_.roles.rack_switches[static_cast<std::size_t>(rack)], switch_, piece, env_.traffic, trunk_rate_Bps_);
-        arrive_at_top(round, c, piece);
+        const auto k = static_cast<std::size_t>(rack);
+        if (pods_.empty()) {
+          transfer(env_.roles.rack_switches[k], switch_, piece, env_.traffic, trunk_rate_Bps_);
+          arrive_at_top(round, c, piece);
+          return;
+        }
+        const int pod = env_.roles.pod_of_rack[k];
+        const auto j = static_cast<std::size_t>(pod);
+        transfer(env_.roles.rack_switches[k], env_.roles.pod_switches[j], piece, env_.traffic, trunk_rate_Bps_);
+        auto& in_pod = rounds_[round].pod_arrivals[static_cast<std::size_t>(c) * pods_.size() + j];
+        in_pod->arrive();
+        if (!in_pod->done()->done()) return;
+        pods_[j].uplink->enqueue("pod sum", [this, round, c, piece, j] {
+          transfer(env_.roles.pod_switches[j], switch_, piece, env_.traffic, pod_trunk_rate_Bps_);
+          arrive_at_top(round, c, piece);
+        });
       });
     }
   }
@@ -181,18 +229,26 @@ class InSwitchAggregation {
     double grad_bytes;
     std::vector<std::shared_ptr<Countdown>> arrivals;       // [piece]: workers (or racks) in the top switch
     std::vector<std::shared_ptr<Countdown>> rack_arrivals;  // [piece * racks + rack]: the rack's workers in its switch
+    std::vector<std::shared_ptr<Countdown>> pod_arrivals;   // [piece * pods + pod]: the pod's occupied racks in its switch
   };
   struct Rack {
     std::vector<int> ranks;
-    std::unique_ptr<Stream> uplink;  // the top-of-rack switch's sums to the cluster switch, in order
+    std::unique_ptr<Stream> uplink;  // the top-of-rack switch's sums to the cluster (or its pod) switch, in order
+  };
+  struct Pod {
+    int occupied_racks = 0;          // its racks with at least one rank
+    std::unique_ptr<Stream> uplink;  // the pod switch's sums to the cluster switch, in order
   };
   ClusterEnv& env_;
   AggregationSettings settings_;
   simgrid::s4u::Host* switch_ = nullptr;
   double rate_Bps_ = 0;        // per worker into its first switch
-  double trunk_rate_Bps_ = 0;  // per rack switch into the cluster switch
+  double trunk_rate_Bps_ = 0;  // per rack switch into the cluster (or its pod) switch
+  double pod_trunk_rate_Bps_ = 0;  // per pod switch into the cluster switch
   std::vector<Rack> racks_;    // empty without racks
+  std::vector<Pod> pods_;      // empty without pods
   int occupied_racks_ = 0;     // racks with at least one rank
+  int occupied_pods_ = 0;      // pods with at least one occupied rack
   std::vector<Round> rounds_;
   OnSummed on_summed_;
   std::unique_ptr<SwitchMulticast> multicast_;

@@ -3,7 +3,9 @@
 // results): each piece becomes one leg per worker, from the switch into the worker GPU's memory by
 // its NIC's DMA.  With racks (ClusterRoles::racked) the cluster switch sends one leg per rack to
 // its top-of-rack switch, which replicates it to the rack's workers as soon as it is in (the
-// paper's multi-rack LuWu: parameters multicast down the aggregation tree).
+// paper's multi-rack LuWu: parameters multicast down the aggregation tree).  With pods
+// (ClusterRoles::podded) the cluster switch sends one leg per occupied pod to its pod switch, which
+// sends one leg per occupied rack of the pod to the rack's switch.
 // Long-lived actors carry the legs, so a multicast costs flows, not actors:
 // - each switch's replicator starts a piece's legs the moment it is handed the piece (a rate-capped
 //   leg must be started on its source: sim/engine/transfers.hpp);
@@ -38,17 +40,31 @@ class SwitchMulticast {
   SwitchMulticast(ClusterEnv& env, simgrid::s4u::Host* top_switch, const std::string& name) {
     const auto& roles = env.roles;
     if (!roles.racked()) {
-      top_ = make_replicator(env, top_switch, all_ranks(env), name, nullptr);
+      top_ = make_replicator(env, top_switch, all_ranks(env), name, {});
       return;
     }
     std::vector<std::vector<int>> racks(roles.rack_switches.size());
     for (int r = 0; r < env.world(); ++r) racks[static_cast<std::size_t>(roles.ranks[r].rack)].push_back(r);
+    // A model-parallel layout's data-parallel group may leave racks (and pods) empty: they get no leg.
+    std::vector<std::vector<Replicator*>> pod_tors(roles.pod_switches.size());
     for (std::size_t k = 0; k < racks.size(); ++k)
-      if (!racks[k].empty())  // a model-parallel layout's data-parallel group may leave racks empty
-        tors_.push_back(make_replicator(env, roles.rack_switches[k], racks[k], name + " rack" + std::to_string(k), nullptr));
-    // The trunk legs, one per rack, go at their max-min share: the workers' SmartNIC caps apply
-    // to the last hop.
-    top_ = make_replicator(env, top_switch, {}, name, &tors_);
+      if (!racks[k].empty()) {
+        tors_.push_back(make_replicator(env, roles.rack_switches[k], racks[k], name + " rack" + std::to_string(k), {}));
+        if (roles.podded()) pod_tors[static_cast<std::size_t>(roles.pod_of_rack[k])].push_back(tors_.back().get());
+      }
+    // The trunk legs, one per rack (or pod), go at their max-min share: the workers' SmartNIC caps
+    // apply to the last hop.
+    std::vector<Replicator*> below;
+    if (!roles.podded()) {
+      for (auto& tor : tors_) below.push_back(tor.get());
+    } else {
+      for (std::size_t j = 0; j < pod_tors.size(); ++j)
+        if (!pod_tors[j].empty()) {
+          pods_.push_back(make_replicator(env, roles.pod_switches[j], {}, name + " pod" + std::to_string(j), pod_tors[j]));
+          below.push_back(pods_.back().get());
+        }
+    }
+    top_ = make_replicator(env, top_switch, {}, name, below);
   }
 
   // The top switch holds a piece of `bytes`: one leg per worker, the last hop at most rate_Bps
@@ -154,20 +170,17 @@ class SwitchMulticast {
     return ranks;
   }
 
-  // A replicator to these ranks, or (racks given) to the racks' switches.
+  // A replicator to these ranks and to the switches below it (racks', or pods').
   static std::unique_ptr<Replicator> make_replicator(ClusterEnv& env, simgrid::s4u::Host* sw, const std::vector<int>& ranks,
-                                                     const std::string& name,
-                                                     std::vector<std::unique_ptr<Replicator>>* racks) {
+                                                     const std::string& name, const std::vector<Replicator*>& below) {
     auto replicator = std::make_unique<Replicator>(env, sw);
-    if (racks != nullptr) {
-      for (std::size_t k = 0; k < racks->size(); ++k) {
-        auto port = std::make_unique<Replicator::Port>();
-        // The rack's own switch: racks a group leaves empty have no replicator, so the k-th
-        // replicator is not always rack k's.
-        port->host = (*racks)[k]->switch_host();
-        port->below = (*racks)[k].get();
-        replicator->add_port(std::move(port), name + " rack port " + std::to_string(k));
-      }
+    for (std::size_t k = 0; k < below.size(); ++k) {
+      auto port = std::make_unique<Replicator::Port>();
+      // The switch's own host: racks a group leaves empty have no replicator, so the k-th
+      // replicator is not always rack k's.
+      port->host = below[k]->switch_host();
+      port->below = below[k];
+      replicator->add_port(std::move(port), name + " rack port " + std::to_string(k));
     }
     for (int r : ranks) {
       auto port = std::make_unique<Replicator::Port>();
@@ -180,7 +193,8 @@ class SwitchMulticast {
     return replicator;
   }
 
-  std::vector<std::unique_ptr<Replicator>> tors_;  // with racks: one per rack switch
+  std::vector<std::unique_ptr<Replicator>> tors_;  // with racks: one per occupied rack switch
+  std::vector<std::unique_ptr<Replicator>> pods_;  // with pods: one per occupied pod switch
   std::unique_ptr<Replicator> top_;
 };
 

@@ -83,3 +83,66 @@ TEST_CASE("switchml across racks: the sums are multicast down the tree, so a tru
     CHECK(link_bytes(r, trunk + "_DOWN") == doctest::Approx(wire_gradient).scale(0));
   }
 }
+
+namespace {
+topologies::Topology podded_star(int workers, int racks, int pods) {
+  topologies::LuwuStarParams p;
+  p.workers = workers;
+  p.racks = racks;
+  p.pods = pods;
+  return topologies::build_luwu_star(p);
+}
+}  // namespace
+
+TEST_CASE("luwu across pods: a worker moves what it moves under one switch or racks, and each pod trunk carries "
+          "one aggregated stream each way, a rack trunk's bytes") {
+  const int n = 32, racks = 4, pods = 2, layers = 3;
+  const std::uint64_t params = 2'000'000;
+  auto trace = synthetic_trace(layers, params, 1e12);
+  auto flat_topo = star(n);
+  auto racked_topo = star(n, racks);
+  auto podded_topo = podded_star(n, racks, pods);
+  auto flat = sim::simulate_system(trace, flat_topo, sim::hardware_of(flat_topo), *make_system("luwu"), {});
+  auto racked = sim::simulate_system(trace, racked_topo, sim::hardware_of(racked_topo), *make_system("luwu"), {});
+  auto podded = sim::simulate_system(trace, podded_topo, sim::hardware_of(podded_topo), *make_system("luwu"), {});
+  REQUIRE((flat.feasible && racked.feasible && podded.feasible));
+  // Per worker: the parameters of every layer in forward and in backward (fp16), and the gradient
+  // as 4-byte integers on the wire.
+  const double parameter_bytes = 2.0 * layers * 2 * params;
+  const double wire_gradient = 4.0 * layers * params;
+  for (const auto* r : {&flat, &racked, &podded}) {
+    CHECK(r->sent_bytes_per_worker == doctest::Approx(wire_gradient).scale(0));
+    CHECK(r->received_bytes_per_worker == doctest::Approx(parameter_bytes).scale(0));
+  }
+  for (int k = 0; k < racks; ++k) {
+    const std::string trunk = "tor" + std::to_string(k) + "--pod" + std::to_string(k / 2);
+    CHECK(link_bytes(podded, trunk + "_UP") == doctest::Approx(wire_gradient).scale(0));
+    CHECK(link_bytes(podded, trunk + "_DOWN") == doctest::Approx(parameter_bytes).scale(0));
+    CHECK(link_bytes(podded, trunk + "_UP") == doctest::Approx(link_bytes(racked, "tor" + std::to_string(k) + "--switch_UP")).scale(0));
+  }
+  for (int j = 0; j < pods; ++j) {
+    const std::string trunk = "pod" + std::to_string(j) + "--switch";
+    CHECK(link_bytes(podded, trunk + "_UP") == doctest::Approx(wire_gradient).scale(0));
+    CHECK(link_bytes(podded, trunk + "_DOWN") == doctest::Approx(parameter_bytes).scale(0));
+  }
+  // The optimizer node sees one aggregate and sends each parameter once, pods or not.
+  CHECK(link_bytes(podded, "optnode-nic0--switch_DOWN") == doctest::Approx(link_bytes(flat, "optnode-nic0--switch_DOWN")).scale(0));
+  CHECK(link_bytes(podded, "optnode-nic0--switch_UP") == doctest::Approx(link_bytes(flat, "optnode-nic0--switch_UP")).scale(0));
+}
+
+TEST_CASE("switchml across pods: the sums go up and are multicast down three levels, a worker's share on each trunk") {
+  const int n = 12, racks = 3, pods = 2, layers = 2;
+  const std::uint64_t params = 2'000'000;
+  auto trace = synthetic_trace(layers, params, 1e12);
+  auto topo = podded_star(n, racks, pods);  // racks 0-1 in pod 0, rack 2 in pod 1
+  auto r = sim::simulate_system(trace, topo, sim::hardware_of(topo), *make_system("switchml"), {});
+  REQUIRE(r.feasible);
+  const double wire_gradient = 4.0 * layers * params;
+  CHECK(r.sent_bytes_per_worker == doctest::Approx(wire_gradient).scale(0));
+  CHECK(r.received_bytes_per_worker == doctest::Approx(wire_gradient).scale(0));
+  for (const std::string trunk : {"tor0--pod0", "tor1--pod0", "tor2--pod1", "pod0--switch", "pod1--switch"}) {
+    CAPTURE(trunk);
+    CHECK(link_bytes(r, trunk + "_UP") == doctest::Approx(wire_gradient).scale(0));
+    CHECK(link_bytes(r, trunk + "_DOWN") == doctest::Approx(wire_gradient).scale(0));
+  }
+}

@@ -280,3 +280,50 @@ TEST_CASE("LuWu in each data-parallel group of tensor 2 x pipeline 2 x data 2: r
     CHECK(link_bytes(racked, trunk) < 0.75 * 4 * racked.received_bytes_per_worker);
   }
 }
+
+TEST_CASE("LuWu in each data-parallel group of tensor 2 x pipeline 2 x data 2 with pods: a group leaves a pod empty") {
+  // 4 servers of 2 GPUs, a server per rack, racks 0-1 in pod 0 and 2-3 in pod 1: stage 0's groups
+  // span racks 0 and 1 (pod 0), stage 1's racks 2 and 3 (pod 1), so each group's aggregation and
+  // multicast have an empty pod.  Pod j's trunk then carries what rack j's trunk carries with 2
+  // racks of 2 servers and no pods (there the rack switch sums the group, here the pod switch).
+  auto cluster = [](int racks, int pods) {
+    topologies::LuwuStarParams p;
+    p.workers = 8;
+    p.gpus_per_server = 2;
+    p.racks = racks;
+    p.pods = pods;
+    return topologies::build_luwu_star(p);
+  };
+  workloads::ParallelLayout layout;
+  layout.tensor = 2;
+  layout.pipeline = 2;
+  layout.data = 2;
+  workloads::TrainingConfig training = pipeline_training(2);
+  training.seq_len = 256;
+  const auto stages = stage_traces(training, layout);
+  const auto one_switch_topo = cluster(1, 1);
+  const auto racked_topo = cluster(2, 1);
+  const auto podded_topo = cluster(4, 2);
+  const auto one_switch = simulate_layout(stages, layout, one_switch_topo, quiet_hardware(one_switch_topo), "luwu");
+  const auto racked = simulate_layout(stages, layout, racked_topo, quiet_hardware(racked_topo), "luwu");
+  const auto podded = simulate_layout(stages, layout, podded_topo, quiet_hardware(podded_topo), "luwu");
+  REQUIRE((one_switch.feasible && racked.feasible && podded.feasible));
+  CHECK(podded.sent_bytes_per_worker == doctest::Approx(one_switch.sent_bytes_per_worker).epsilon(1e-12));
+  CHECK(podded.received_bytes_per_worker == doctest::Approx(one_switch.received_bytes_per_worker).epsilon(1e-12));
+  for (int j = 0; j < 2; ++j) {
+    for (const char* dir : {"_UP", "_DOWN"}) {
+      const std::string pod_trunk = "pod" + std::to_string(j) + "--switch" + dir;
+      const std::string rack_trunk = "tor" + std::to_string(j) + "--switch" + dir;
+      CAPTURE(pod_trunk);
+      CHECK(link_bytes(podded, pod_trunk) > 0);
+      CHECK(link_bytes(podded, pod_trunk) == doctest::Approx(link_bytes(racked, rack_trunk)).epsilon(1e-9));
+    }
+  }
+  // Every rack trunk carries its own rack's share: each goes to its pod, none to the cluster switch.
+  for (int k = 0; k < 4; ++k) {
+    const std::string trunk = "tor" + std::to_string(k) + "--pod" + std::to_string(k / 2);
+    CHECK(link_bytes(podded, trunk + "_UP") > 0);
+    CHECK(link_bytes(podded, trunk + "_DOWN") > 0);
+    CHECK(link_bytes(podded, "tor" + std::to_string(k) + "--switch_UP") == 0);
+  }
+}

@@ -133,7 +133,8 @@ TEST_CASE("a stage-3 system's parameter fetch settings apply only with their pol
   CHECK(failure_of(j).path == "$.systems[0].max_live_parameters");
 }
 
-TEST_CASE("luwu-star's optimizer_nodes and trunks_per_rack are >= 1, and a trunk needs racks; luwu's "
+TEST_CASE("luwu-star's optimizer_nodes, trunks_per_rack, pods and trunks_per_pod are >= 1, a trunk needs racks "
+          "(pods), pods need racks; luwu's "
           "parameter_residency is per-use or per-iteration, each error at its JSON path") {
   Json j = tiny();
   j["cluster"]["optimizer_nodes"] = 2;
@@ -155,6 +156,36 @@ TEST_CASE("luwu-star's optimizer_nodes and trunks_per_rack are >= 1, and a trunk
   const Failure trunk = failure_of(one_rack);
   CHECK(trunk.path == "$.cluster.trunks_per_rack");
   CHECK(contains(trunk.what, "\"racks\" > 1"));
+
+  // Pods split the racks: they need racks (at least as many), and their trunks need pods.
+  Json podded = j;
+  podded["cluster"]["pods"] = 2;
+  podded["cluster"]["trunks_per_pod"] = 2;
+  const auto p = parse(podded);
+  CHECK(p.topology.builder_args.at("pods") == 2);
+  CHECK(p.topology.builder_args.at("trunks_per_pod") == 2);
+  CHECK(p.topology.find_vertex("pod1").has_value());
+  for (const char* key : {"pods", "trunks_per_pod"}) {
+    Json bad = podded;
+    bad["cluster"][key] = 0;
+    const Failure f = failure_of(bad);
+    CHECK(f.path == std::string("$.cluster.") + key);
+    CHECK(contains(f.what, "expected an integer in [1, "));
+  }
+  Json too_many = podded;
+  too_many["cluster"]["pods"] = 3;
+  const Failure pods = failure_of(too_many);
+  CHECK(pods.path == "$.cluster.pods");
+  CHECK(contains(pods.what, "3 pods need at least as many racks"));
+  Json no_racks = podded;
+  no_racks["cluster"].erase("racks");
+  no_racks["cluster"].erase("trunks_per_rack");
+  CHECK(failure_of(no_racks).path == "$.cluster.pods");
+  Json no_pods = podded;
+  no_pods["cluster"].erase("pods");
+  const Failure pod_trunk = failure_of(no_pods);
+  CHECK(pod_trunk.path == "$.cluster.trunks_per_pod");
+  CHECK(contains(pod_trunk.what, "\"pods\" > 1"));
 
   Json luwu = tiny();
   luwu["systems"] = Json::parse(R"([{"name": "luwu", "parameter_residency": "per-batch"}])");

@@ -354,3 +354,120 @@ TEST_CASE("luwu-star trunks_per_rack = 4: each rack's trunk is one link of 4 tru
   p.racks = 1;
   CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("racks must be > 1"), std::invalid_argument);
 }
+
+TEST_CASE("luwu-star pods: racks in contiguous blocks under pod switches, each pod trunked to the cluster switch") {
+  LuwuStarParams p;
+  p.workers = 32;
+  p.racks = 4;
+  Topology racked = build_luwu_star(p);
+  p.pods = 2;
+  Topology podded = build_luwu_star(p);
+  // 32 single-GPU workers (6 vertices and 6 links each with one NVMe SSD), the cluster switch, one
+  // optimizer node (node, DRAM, NIC, 4 SSDs: 7 vertices and 1 + 2 + 4 links), 4 ToRs with a trunk
+  // each, and 2 pod switches with a trunk each.
+  CHECK(racked.vertex_count() == 32 * 6 + 1 + 7 + 4);
+  CHECK(racked.link_count() == 32 * 6 + 7 + 4);
+  CHECK(podded.vertex_count() == 32 * 6 + 1 + 7 + 4 + 2);
+  CHECK(podded.link_count() == 32 * 6 + 7 + 4 + 2);
+  const Vertex sw = podded.vertex("switch");
+  const int expected_pod[] = {0, 0, 1, 1};
+  for (int k = 0; k < 4; ++k) {
+    const Vertex tor = podded.vertex("tor" + std::to_string(k));
+    CHECK(boost::edge(tor, podded.vertex("pod" + std::to_string(expected_pod[k])), podded.graph).second);
+    CHECK_FALSE(boost::edge(tor, sw, podded.graph).second);
+    CHECK(boost::out_degree(tor, podded.graph) == 8 + 1);
+  }
+  for (int j = 0; j < 2; ++j) {
+    const Vertex pod = podded.vertex("pod" + std::to_string(j));
+    const auto [trunk, found] = boost::edge(pod, sw, podded.graph);
+    REQUIRE(found);
+    // One trunk: a NIC link's rate (the alveo-u50's 100 Gb/s on the Tofino's 100 Gb/s ports).
+    const auto [uplink, nic_found] = boost::edge(podded.vertex("nic0"), podded.vertex("tor0"), podded.graph);
+    REQUIRE(nic_found);
+    CHECK(podded[trunk].bandwidth_Bps == doctest::Approx(podded[uplink].bandwidth_Bps).epsilon(1e-15));
+    CHECK(podded[pod].kind == VertexKind::ProgrammableSwitch);
+    CHECK(boost::out_degree(pod, podded.graph) == 2 + 1);
+  }
+  // The cluster switch: 2 pod trunks and the optimizer node's NIC.
+  CHECK(boost::out_degree(sw, podded.graph) == 2 + 1);
+  CHECK(podded.builder_args.at("pods") == 2);
+  CHECK_FALSE(podded.builder_args.contains("trunks_per_pod"));
+  CHECK_FALSE(racked.builder_args.contains("pods"));
+  validate_topology(podded, "");
+
+  // An uneven split: 5 racks over 2 pods, 3 and 2; trunks_per_pod 3 is one link of 3 trunks' rate.
+  p.racks = 5;
+  p.trunks_per_pod = 3;
+  Topology uneven = build_luwu_star(p);
+  for (int k = 0; k < 5; ++k)
+    CHECK(boost::edge(uneven.vertex("tor" + std::to_string(k)), uneven.vertex(k < 3 ? "pod0" : "pod1"), uneven.graph).second);
+  const auto [trunk3, found3] = boost::edge(uneven.vertex("pod1"), uneven.vertex("switch"), uneven.graph);
+  const auto [rack_trunk, found1] = boost::edge(uneven.vertex("tor4"), uneven.vertex("pod1"), uneven.graph);
+  REQUIRE((found3 && found1));
+  CHECK(uneven[trunk3].bandwidth_Bps == doctest::Approx(3 * uneven[rack_trunk].bandwidth_Bps).epsilon(1e-15));
+  CHECK(uneven.builder_args.at("trunks_per_pod") == 3);
+  validate_topology(uneven, "");
+}
+
+TEST_CASE("luwu-star pods: errors, port counts of pod and cluster switches, and 32,768 GPUs in 576 racks of 12 pods") {
+  LuwuStarParams p;
+  p.workers = 8;
+  p.racks = 2;
+  p.pods = 0;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("pods (0)"), std::invalid_argument);
+  p.pods = 3;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("racks (2) must be > 1 and at least pods"), std::invalid_argument);
+  p.pods = 2;
+  p.racks = 1;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("racks (1) must be > 1"), std::invalid_argument);
+  p.racks = 2;
+  p.pods = 1;
+  p.trunks_per_pod = 2;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("pods must be > 1"), std::invalid_argument);
+  p.trunks_per_pod = 0;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("trunks_per_pod (0)"), std::invalid_argument);
+
+  // 65 racks of 2 exceed the cluster switch's 64 ports; 2 pods of 33 and 32 racks (and a trunk up) fit.
+  p.workers = 130;
+  p.racks = 65;
+  p.pods = 1;
+  p.trunks_per_pod = 1;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("65 rack trunks"), std::invalid_argument);
+  p.pods = 2;
+  CHECK_NOTHROW(validate_topology(build_luwu_star(p), ""));
+  // A pod switch: 32 racks x 2 trunks + 1 trunk up > 64.
+  p.trunks_per_rack = 2;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("33 racks per pod x 2 trunk(s) + 1 trunk(s) up"),
+                       std::invalid_argument);
+  // The cluster switch: 32 pods x 2 trunks + the optimizer node's NIC > 64.
+  p.trunks_per_rack = 1;
+  p.racks = 64;
+  p.workers = 128;
+  p.pods = 32;
+  p.trunks_per_pod = 2;
+  CHECK_THROWS_WITH_AS(build_luwu_star(p), doctest::Contains("64 pod trunks + 1 optimizer-node NICs"),
+                       std::invalid_argument);
+
+  // The paper's scale-out: 4,096 servers of 8 GPUs, a SmartNIC per GPU, in 576 racks of 57 or 56
+  // NICs (+ 1 trunk = 58 ports), 12 pods of 48 racks (+ 4 trunks up = 52 ports), and the cluster
+  // switch's 12 x 4 pod trunks + 16 optimizer nodes' NICs = 64 ports.
+  LuwuStarParams big;
+  big.workers = 32768;
+  big.gpus_per_server = 8;
+  big.racks = 576;
+  big.pods = 12;
+  big.trunks_per_pod = 4;
+  big.optimizer_nodes = 16;
+  big.optimizer_ssds = 1;
+  big.nvme_per_worker = 0;
+  Topology t = build_luwu_star(big);
+  validate_topology(t, "");
+  CHECK(boost::out_degree(t.vertex("switch"), t.graph) == 12 + 16);
+  CHECK(boost::out_degree(t.vertex("pod11"), t.graph) == 48 + 1);
+  CHECK(boost::out_degree(t.vertex("tor0"), t.graph) == 57 + 1);    // 32768 = 576 x 56 + 512: 512 racks of 57
+  CHECK(boost::out_degree(t.vertex("tor575"), t.graph) == 56 + 1);
+  // One more optimizer node overflows the cluster switch.
+  big.optimizer_nodes = 17;
+  CHECK_THROWS_WITH_AS(build_luwu_star(big), doctest::Contains("48 pod trunks + 17 optimizer-node NICs"),
+                       std::invalid_argument);
+}
