@@ -1029,6 +1029,7 @@ def scale_out(lines, out_dir, name="scale_out", missing=None):
     notes.append("Each data-parallel group simulated by 2 of its ranks (simulation.fold_data_parallel; "
                  "docs/performance.md, Folding).")
     if not any(r["system"].startswith("luwu") and _data_parallel(r) and _data_parallel(r) > 16 for r in table):
-        notes.append("LuWu past data parallelism 16 needs a third level of programmable switches, not built yet.")
+        notes.append("No LuWu results past data parallelism 16 (those points need the third level of switches, "
+                     "luwu-star's pods).")
     fig.suptitle(title)
     return _finish(fig, notes, out_dir, name)
