@@ -1008,6 +1008,8 @@ def scale_out(lines, out_dir, name="scale_out", missing=None):
         if not points:
             continue
         kw = dict(color=style.system_color(system), marker=style.system_marker(system), label=style.system_name(system))
+        if "pat" in system:  # the same system's colour as its ring variant: told apart by the line
+            kw.update(linestyle="--", marker="^")
         ax.plot([d for d, _ in points], [r["tokens_per_s"] for _, r in points], **kw)
         ax_time.plot([d for d, _ in points], [r["iteration_time_s"] for _, r in points], **kw)
         rows_out += [[style.system_name(system), d, r["workers"], round(r["iteration_time_s"], 3),
