@@ -99,6 +99,31 @@ std::vector<workloads::Trace> stage_traces(const workloads::TrainingConfig& trai
   return stages;
 }
 
+// A luwu-star of 4 servers of 2 GPUs (8 workers), in `racks` racks under `pods` pods.
+topologies::Topology star_of_2gpu_servers(int racks, int pods) {
+  topologies::LuwuStarParams p;
+  p.workers = 8;
+  p.gpus_per_server = 2;
+  p.racks = racks;
+  p.pods = pods;
+  return topologies::build_luwu_star(p);
+}
+
+workloads::ParallelLayout tp2_pp2_dp2() {
+  workloads::ParallelLayout layout;
+  layout.tensor = 2;
+  layout.pipeline = 2;
+  layout.data = 2;
+  return layout;
+}
+
+// Two micro-batches of 256 tokens.
+workloads::TrainingConfig short_pipeline_training() {
+  workloads::TrainingConfig training = pipeline_training(2);
+  training.seq_len = 256;
+  return training;
+}
+
 topologies::Topology dgx(int servers, int gpus_per_server) {
   topologies::DgxParams p;
   p.servers = servers;
@@ -247,22 +272,10 @@ TEST_CASE("LuWu in each data-parallel group of tensor 2 x pipeline 2 x data 2: r
   // 4 servers of 2 GPUs in 2 racks: stage 0's groups sit in rack 0, stage 1's in rack 1, so each
   // group's in-switch aggregation and multicast have an empty rack.  A worker moves what it
   // moves under one switch.
-  auto cluster = [](int racks) {
-    topologies::LuwuStarParams p;
-    p.workers = 8;
-    p.gpus_per_server = 2;
-    p.racks = racks;
-    return topologies::build_luwu_star(p);
-  };
-  workloads::ParallelLayout layout;
-  layout.tensor = 2;
-  layout.pipeline = 2;
-  layout.data = 2;
-  workloads::TrainingConfig training = pipeline_training(2);
-  training.seq_len = 256;
-  const auto stages = stage_traces(training, layout);
-  const auto one_switch_topo = cluster(1);
-  const auto racked_topo = cluster(2);
+  const auto layout = tp2_pp2_dp2();
+  const auto stages = stage_traces(short_pipeline_training(), layout);
+  const auto one_switch_topo = star_of_2gpu_servers(1, 1);
+  const auto racked_topo = star_of_2gpu_servers(2, 1);
   const auto one_switch = simulate_layout(stages, layout, one_switch_topo, quiet_hardware(one_switch_topo), "luwu");
   const auto racked = simulate_layout(stages, layout, racked_topo, quiet_hardware(racked_topo), "luwu");
   REQUIRE((one_switch.feasible && racked.feasible));
@@ -286,24 +299,11 @@ TEST_CASE("LuWu in each data-parallel group of tensor 2 x pipeline 2 x data 2 wi
   // span racks 0 and 1 (pod 0), stage 1's racks 2 and 3 (pod 1), so each group's aggregation and
   // multicast have an empty pod.  Pod j's trunk then carries what rack j's trunk carries with 2
   // racks of 2 servers and no pods (there the rack switch sums the group, here the pod switch).
-  auto cluster = [](int racks, int pods) {
-    topologies::LuwuStarParams p;
-    p.workers = 8;
-    p.gpus_per_server = 2;
-    p.racks = racks;
-    p.pods = pods;
-    return topologies::build_luwu_star(p);
-  };
-  workloads::ParallelLayout layout;
-  layout.tensor = 2;
-  layout.pipeline = 2;
-  layout.data = 2;
-  workloads::TrainingConfig training = pipeline_training(2);
-  training.seq_len = 256;
-  const auto stages = stage_traces(training, layout);
-  const auto one_switch_topo = cluster(1, 1);
-  const auto racked_topo = cluster(2, 1);
-  const auto podded_topo = cluster(4, 2);
+  const auto layout = tp2_pp2_dp2();
+  const auto stages = stage_traces(short_pipeline_training(), layout);
+  const auto one_switch_topo = star_of_2gpu_servers(1, 1);
+  const auto racked_topo = star_of_2gpu_servers(2, 1);
+  const auto podded_topo = star_of_2gpu_servers(4, 2);
   const auto one_switch = simulate_layout(stages, layout, one_switch_topo, quiet_hardware(one_switch_topo), "luwu");
   const auto racked = simulate_layout(stages, layout, racked_topo, quiet_hardware(racked_topo), "luwu");
   const auto podded = simulate_layout(stages, layout, podded_topo, quiet_hardware(podded_topo), "luwu");
