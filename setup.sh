@@ -9,6 +9,7 @@ cd "$(dirname "$0")"
 packages=(
   g++ cmake make pkg-config
   libsimgrid-dev          # the simulation engine
+  libjemalloc-dev         # the allocator the simulating binaries link (CMakeLists.txt)
   libboost-graph-dev      # cluster graphs
   nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
   python3 python3-matplotlib   # plots, drawn with Debian's system Python

@@ -7,6 +7,7 @@
 #include "cli/command_registry.hpp"
 #include "common/atomic_write.hpp"
 #include "sim/experiment/run_scenario.hpp"
+#include "sim/experiment/sweep_runner.hpp"
 
 namespace {
 
@@ -22,6 +23,7 @@ struct RunArgs {
   std::string kernel_times;
   bool force = false;
   double max_detailed_flows = static_cast<double>(luwu::sim::kMaxDetailedFlows);
+  int jobs = 0;
 };
 
 const bool registered = luwu::cli::register_command(
@@ -55,6 +57,10 @@ const bool registered = luwu::cli::register_command(
                      "estimated flows exceed it (unless --force)")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
+      app.add_option("-j,--jobs", a->jobs,
+                     "Systems simulated at once, each in its own process (default: the number of CPUs); the "
+                     "results do not depend on it, the memory used adds up")
+          ->check(CLI::PositiveNumber);
       return [a]() -> int {
         std::optional<luwu::sim::ModeChoice> mode;  // checked before the scenario is read
         if (!a->mode.empty()) mode = luwu::choose(a->mode, luwu::sim::mode_choices(), "--mode");
@@ -74,6 +80,7 @@ const bool registered = luwu::cli::register_command(
         options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
         options.force = a->force;
         options.max_detailed_flows = a->max_detailed_flows;
+        options.jobs = a->jobs > 0 ? a->jobs : luwu::sim::default_jobs();
         auto run = luwu::sim::run_scenario(scenario, options);
         if (!a->timeline.empty()) luwu::write_file_atomically(a->timeline, luwu::sim::merged_timeline(run).dump());
         if (a->json)

@@ -50,10 +50,12 @@ void GpuDevice::run_kernel(const std::string& label, const workloads::Kernel* ke
     engine_->set_pstate(0);
     receive_engine_->set_pstate(0);
   }
-  {
+  // Actors take turns (no lock needed to update the gate); notifying is a simcall, made only
+  // when a collective waits for this boundary.
+  running_sm_share_ = 0;
+  ++boundaries_;
+  if (boundary_waiters_ > 0) {
     std::unique_lock lock(*mutex_);
-    running_sm_share_ = 0;
-    ++boundaries_;
     boundary_->notify_all();
   }
   const double end = simgrid::s4u::Engine::get_clock();
@@ -80,7 +82,6 @@ void GpuDevice::optimizer_step(const std::string& label, double seconds) {
 
 void GpuDevice::await_collective_launch(std::uint64_t issued_after) {
   if (sharing_ != SmSharing::NonPreemptive) return;
-  std::unique_lock lock(*mutex_);
   if (running_sm_share_ <= 1 - spec_.collective_sm_share) return;
   const double now = simgrid::s4u::Engine::get_clock();
   if (running_since_s_ == now && launched_ > issued_after) return;  // the kernel queued behind it
@@ -88,7 +89,12 @@ void GpuDevice::await_collective_launch(std::uint64_t issued_after) {
   // collective's blocks were queued first and take their SMs at the boundary.
   const double start = simgrid::s4u::Engine::get_clock();
   const std::uint64_t seen = boundaries_;
-  while (boundaries_ == seen) boundary_->wait(lock);
+  ++boundary_waiters_;
+  {
+    std::unique_lock lock(*mutex_);
+    while (boundaries_ == seen) boundary_->wait(lock);
+  }
+  --boundary_waiters_;
   times_.collective_launch_wait_s += simgrid::s4u::Engine::get_clock() - start;
 }
 

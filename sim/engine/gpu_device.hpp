@@ -133,6 +133,7 @@ class GpuDevice {
   double running_since_s_ = 0;
   std::uint64_t launched_ = 0;
   std::uint64_t boundaries_ = 0;
+  int boundary_waiters_ = 0;  // collectives waiting for the next boundary
 };
 
 }  // namespace luwu::sim

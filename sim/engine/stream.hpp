@@ -5,12 +5,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 #include "sim/engine/completion.hpp"
 #include "sim/engine/timeline.hpp"
@@ -27,8 +27,7 @@ class Stream {
     state_->track = std::move(track);
     state_->category = std::move(category);
     state_->timeline = timeline;
-    state_->mutex = simgrid::s4u::Mutex::create();
-    state_->cv = simgrid::s4u::ConditionVariable::create();
+    state_->work_posted = simgrid::s4u::Semaphore::create(0);
     auto state = state_;
     simgrid::s4u::Actor::create(state_->component + "/" + state_->track, host, [state] { run(*state); })
         ->daemonize();
@@ -36,9 +35,14 @@ class Stream {
 
   CompletionPtr enqueue(std::string label, std::function<void()> work, std::vector<CompletionPtr> deps = {}) {
     auto done = make_completion();
-    std::unique_lock lock(*state_->mutex);
     state_->queue.push_back(Item{std::move(label), std::move(work), std::move(deps), done});
-    state_->cv->notify_all();
+    // SimGrid's actors take turns and never preempt one another, so the queue needs no lock; the
+    // stream's actor is woken only when it waits for work (each simcall is a context switch to the
+    // engine and back).
+    if (state_->idle) {
+      state_->idle = false;
+      state_->work_posted->release();
+    }
     return done;
   }
 
@@ -54,21 +58,20 @@ class Stream {
   struct State {
     std::string component, track, category;
     Timeline* timeline = nullptr;
-    simgrid::s4u::MutexPtr mutex;
-    simgrid::s4u::ConditionVariablePtr cv;
+    simgrid::s4u::SemaphorePtr work_posted;  // released when work comes to an idle stream
     std::deque<Item> queue;
+    bool idle = false;  // its actor waits for work
     double busy_s = 0;
   };
 
   static void run(State& s) {
     for (;;) {
-      Item item;
-      {
-        std::unique_lock lock(*s.mutex);
-        s.cv->wait(lock, [&s] { return !s.queue.empty(); });
-        item = std::move(s.queue.front());
-        s.queue.pop_front();
+      if (s.queue.empty()) {
+        s.idle = true;
+        s.work_posted->acquire();
       }
+      Item item = std::move(s.queue.front());
+      s.queue.pop_front();
       for (auto& d : item.deps) d->wait();
       // With a timeline, the bytes the item's work moves (flows, disk I/O) are its span's.
       const bool amounts = s.timeline != nullptr && s.timeline->enabled();

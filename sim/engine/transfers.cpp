@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Io.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 #include <simgrid/simix.hpp>
 
 #include "topologies/lowering.hpp"
@@ -39,6 +41,65 @@ void striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, Traffi
 }
 
 
+// The receiving ends of the rate-capped flows into one host.  A mailbox comm needs a receiving
+// actor on its destination; making one per flow cost an actor's stack and context per flow (17,000
+// in LuWu's paper scenario, a third of its time).  A host keeps its receivers instead: each takes
+// the next flow posted to it, receives it, and goes back to waiting; a new one is made only when
+// every receiver of the host is busy, so a host has as many as flows ever came into it at once.
+// Each receiver has its own mailbox and takes the flow the moment it is posted, as a receiver
+// made for the flow would.  Held by the host (a SimGrid extension), so it ends with the platform.
+class CappedFlowReceivers {
+ public:
+  static CappedFlowReceivers& of(simgrid::s4u::Host* host) {
+    static const auto extension = simgrid::s4u::Host::extension_create<CappedFlowReceivers>();
+    auto* receivers = host->extension(extension);
+    if (receivers == nullptr) {
+      receivers = new CappedFlowReceivers(host);
+      host->extension_set(extension, receivers);
+    }
+    return *receivers;
+  }
+
+  // The mailbox a flow into the host is put on: an idle receiver's, or a new receiver's.
+  simgrid::s4u::Mailbox* post() {
+    Receiver* receiver = nullptr;
+    if (!idle_.empty()) {
+      receiver = idle_.back();
+      idle_.pop_back();
+    } else {
+      receivers_.push_back(std::make_unique<Receiver>());
+      receiver = receivers_.back().get();
+      receiver->mailbox = simgrid::s4u::Mailbox::by_name(host_->get_name() + " capped-flow receiver " +
+                                                         std::to_string(receivers_.size() - 1));
+      simgrid::s4u::Actor::create(receiver->mailbox->get_name(), host_, [this, receiver] { receive(*receiver); })
+          ->daemonize();
+    }
+    receiver->posted->release();
+    return receiver->mailbox;
+  }
+
+ private:
+  struct Receiver {
+    simgrid::s4u::Mailbox* mailbox = nullptr;
+    simgrid::s4u::SemaphorePtr posted = simgrid::s4u::Semaphore::create(0);  // released once per flow
+  };
+
+  explicit CappedFlowReceivers(simgrid::s4u::Host* host) : host_(host) {}
+
+  // Actors take turns, so idle_ needs no lock.
+  void receive(Receiver& receiver) {
+    for (;;) {
+      receiver.posted->acquire();
+      receiver.mailbox->get<int>();
+      idle_.push_back(&receiver);
+    }
+  }
+
+  simgrid::s4u::Host* host_;
+  std::vector<std::unique_ptr<Receiver>> receivers_;
+  std::vector<Receiver*> idle_;  // receivers with no flow to take, the last one to finish at the back
+};
+
 }  // namespace
 
 simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
@@ -49,14 +110,11 @@ simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Hos
     if (simgrid::s4u::this_actor::get_host() != from)
       throw std::logic_error("a rate-capped transfer must be started by an actor on its source host " +
                              from->get_name());
-    // SimGrid 3.32 ignores Comm::set_rate on a host-to-host comm (measured) but honours it on a
-    // mailbox comm: an actor on `to` receives, through a mailbox of its own.  (One long-lived port
-    // per host, a mailbox with a permanent receiver, ran the same in Release but tripped
-    // AddressSanitizer when its daemon was killed at the end; docs/performance.md.)
-    static std::uint64_t capped_flows = 0;
+    // SimGrid 3.32 ignores Comm::set_rate on a host-to-host comm (its s4u::Comm::start never hands
+    // the rate to the kernel's comm; measured too) but honours it on a mailbox comm: one of the
+    // receivers on `to` takes it.
     static int token = 0;  // the payload pointer a mailbox comm needs; no data moves
-    auto* mailbox = simgrid::s4u::Mailbox::by_name("rate-capped flow " + std::to_string(capped_flows++));
-    simgrid::s4u::Actor::create("rate-capped receiver", to, [mailbox] { mailbox->get<int>(); });
+    auto* mailbox = CappedFlowReceivers::of(to).post();
     simgrid::s4u::CommPtr comm = mailbox->put_init(&token, whole_bytes(bytes))->set_rate(rate_Bps)->start();
     if (traffic.logs_flows()) traffic.log_flow_interval(from, to, bytes, comm);
     return comm;

@@ -1,6 +1,7 @@
 #include "sim/experiment/run_scenario.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <sstream>
 #include <utility>
 
@@ -175,15 +176,24 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (scenario.trace) run.summary["trace"] = scenario.trace_file;
   if (!layout.whole_model_per_gpu()) run.summary["parallelism"] = workloads::layout_to_json(layout);
   if (kernel_times) run.summary["kernel_times"] = workloads::kernel_times_to_json(*kernel_times);
-  int i = 0;
-  for (const auto& s : systems) {
-    say(fmt::format("[{}/{}] simulating {}", ++i, systems.size(), s->label()));
-    run.results.push_back(simulate_parallel_system(workload, scenario.topology, hardware, *s, sim_options));
-    auto& r = run.results.back();
+  // Up to options.jobs systems' processes run at once; results are taken in the systems' order.
+  const std::size_t jobs = static_cast<std::size_t>(std::max(1, options.jobs));
+  std::deque<SystemSimulation> in_flight;
+  auto finish_oldest = [&] {
+    const auto& s = systems[run.results.size()];
+    SystemResult r = in_flight.front().finish();
+    in_flight.pop_front();
     if (scenario.prices)
       r.cost = cost_to_json(cluster_cost(scenario.topology, *scenario.prices, {s->uses_worker_ssds(), s->uses_optimizer_node(), s->uses_parameter_servers()}),
                             r.feasible ? r.tokens_per_s : 0);
+    run.results.push_back(std::move(r));
+  };
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    if (in_flight.size() == jobs) finish_oldest();
+    say(fmt::format("[{}/{}] simulating {}", i + 1, systems.size(), systems[i]->label()));
+    in_flight.push_back(start_parallel_system(workload, scenario.topology, hardware, *systems[i], sim_options));
   }
+  while (!in_flight.empty()) finish_oldest();
   return run;
 }
 

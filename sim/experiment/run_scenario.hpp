@@ -24,6 +24,9 @@ struct RunOptions {
   std::function<void(const std::string&)> progress;  // one line per step, for stderr
   bool force = false;  // simulate detailed collectives past max_detailed_flows
   long double max_detailed_flows = 0;  // the budget of check_detailed_budget; 0: kMaxDetailedFlows
+  // Systems simulated at once, each in its own process (results do not depend on it; memory adds
+  // up).  1 by default: a sweep already runs its points side by side.
+  int jobs = 1;
 };
 
 // Kernels one simulation may replay (the trace's kernels per rank x ranks): the paper scenario

@@ -224,9 +224,9 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
   return simulate_parallel_system(workload, topology, hardware, system, options);
 }
 
-SystemResult simulate_parallel_system(const ParallelWorkload& workload, const topologies::Topology& topology,
-                                      const Hardware& hardware, const System& system,
-                                      const SimulationOptions& options) {
+SystemSimulation start_parallel_system(const ParallelWorkload& workload, const topologies::Topology& topology,
+                                       const Hardware& hardware, const System& system,
+                                       const SimulationOptions& options) {
   const int world = static_cast<int>(topology.gpus().size());
   const workloads::ParallelLayout& layout = workload.layout;
   if (layout.gpus() != world || static_cast<int>(workload.stages.size()) != layout.pipeline)
@@ -263,7 +263,7 @@ SystemResult simulate_parallel_system(const ParallelWorkload& workload, const to
     result.feasible = false;
     result.reason = layout.pipeline > 1 ? fmt::format("pipeline stage {}: {}", worst, fit.problem) : fit.problem;
     result.memory = footprint_to_json(fit.footprint);
-    return result;
+    return SystemSimulation(std::move(result));
   }
   if (simulated_gpus > kMaxSimulatedGpus) {
     result.system = system.label();
@@ -274,19 +274,38 @@ SystemResult simulate_parallel_system(const ParallelWorkload& workload, const to
                                 fold > 0 ? fmt::format(" ({} does not fold its data-parallel ranks)", system.label())
                                          : " (simulation.fold_data_parallel folds them)");
     result.memory = footprint_to_json(fit.footprint);
-    return result;
+    return SystemSimulation(std::move(result));
   }
 
-  auto outcome = run_isolated(
-      [&] { return simulate_in_this_process(workload, topology, hardware, system, options, simulated_data).dump(); });
-  throw_unless_ok(outcome, "simulating " + system.label());
-  result = result_from_json(luwu::Json::parse(outcome.output));
+  // What the result takes from the fit rather than the simulation.
   result.memory = footprint_to_json(fit.footprint);
   if (folds) result.folding = Folding{layout.data, simulated_data};
   result.gpu_peak_memory_bytes.resize(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r)
     result.gpu_peak_memory_bytes[static_cast<std::size_t>(r)] = static_cast<double>(
         fits[static_cast<std::size_t>(parallel_coords(layout, r).stage)].footprint.gpu_total_bytes());
+  // The child is forked here: it reads workload, topology and hardware as they are now.
+  auto child = IsolatedChild::start(
+      [&] { return simulate_in_this_process(workload, topology, hardware, system, options, simulated_data).dump(); },
+      {.label = "simulation process"});
+  return SystemSimulation(std::move(result), std::move(child), "simulating " + system.label());
+}
+
+SystemResult simulate_parallel_system(const ParallelWorkload& workload, const topologies::Topology& topology,
+                                      const Hardware& hardware, const System& system,
+                                      const SimulationOptions& options) {
+  return start_parallel_system(workload, topology, hardware, system, options).finish();
+}
+
+SystemResult SystemSimulation::finish() {
+  if (!child_) return std::move(known_);
+  const IsolatedResult outcome = child_->finish();
+  child_.reset();
+  throw_unless_ok(outcome, what_);
+  SystemResult result = result_from_json(luwu::Json::parse(outcome.output));
+  result.memory = std::move(known_.memory);
+  result.folding = known_.folding;
+  result.gpu_peak_memory_bytes = std::move(known_.gpu_peak_memory_bytes);
   return result;
 }
 

@@ -2,7 +2,11 @@
 // Simulating one system on one cluster: the trace is replayed by one actor per rank under the
 // system's schedule, on the SimGrid platform lowered from the topology.  Each call runs in its own
 // process (SimGrid allows one engine per process).
+#include <optional>
+#include <string>
+
 #include "sim/engine/collectives.hpp"
+#include "sim/experiment/isolated_run.hpp"
 #include "topologies/lowering.hpp"
 #include "sim/engine/hardware.hpp"
 #include "sim/experiment/result.hpp"
@@ -57,6 +61,28 @@ struct ParallelWorkload {
 SystemResult simulate_parallel_system(const ParallelWorkload& workload, const topologies::Topology& topology,
                                       const Hardware& hardware, const System& system,
                                       const SimulationOptions& options);
+
+// A system's simulation under way in a process of its own (start_parallel_system), or decided
+// without one (it does not fit, or has more GPUs than one process simulates).  Being processes
+// apart, several may run side by side and each still computes what it would alone.
+class SystemSimulation {
+ public:
+  explicit SystemSimulation(SystemResult decided) : known_(std::move(decided)) {}
+  SystemSimulation(SystemResult from_fit, IsolatedChild child, std::string what)
+      : known_(std::move(from_fit)), child_(std::move(child)), what_(std::move(what)) {}
+  // The result: waits for the simulation process, if any.  Once.  Throws as simulate_parallel_system.
+  SystemResult finish();
+
+ private:
+  SystemResult known_;  // the whole result, or the parts it takes from the fit
+  std::optional<IsolatedChild> child_;
+  std::string what_;  // "simulating <label>", for a failure's message
+};
+// Starts what simulate_parallel_system does and returns at once; workload, topology, hardware and
+// system are read only until it returns (the process is forked by then).
+SystemSimulation start_parallel_system(const ParallelWorkload& workload, const topologies::Topology& topology,
+                                       const Hardware& hardware, const System& system,
+                                       const SimulationOptions& options);
 
 // Each stage's hardware: `hardware` with Hardware::optimizer_node_share set for the stage's
 // groups.  With `optimizer_nodes` nodes (the topology's), stage p's groups use node p mod their
