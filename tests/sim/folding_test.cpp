@@ -2,7 +2,9 @@
 // - a folded ring's flows and latencies are the represented ring's (closed form, alpha-beta);
 // - DDP, ZeRO-3, ZeRO-Infinity and LuWu, folded, agree with the unfolded run of the same cluster
 //   within 1% (the issue's bound), on a star of single-GPU workers, DGX servers (hierarchical
-//   collectives), racks, and a tensor x pipeline x data layout;
+//   collectives), racks, and a tensor x pipeline x data layout; so do ZeRO-Offload, Deep Optimizer
+//   States, 1-bit Adam and SwitchML on the star, and ZeRO-Offload, Deep Optimizer States, ZeRO++
+//   (hpZ) and hierarchical partitioning on DGX servers, whose GPUs share the server's CPU and DRAM;
 // - a system that does not fold runs every rank; folds that leave no simulated neighbour across
 //   servers, or split a server, are refused.
 #include <doctest/doctest.h>
@@ -31,21 +33,23 @@ using namespace sim_test;
 namespace {
 
 sim::SystemResult run(const std::vector<workloads::Trace>& stages, const workloads::ParallelLayout& layout,
-                      const topologies::Topology& topo, const std::string& system, int fold) {
+                      const topologies::Topology& topo, const std::string& system, int fold,
+                      luwu::Json settings = luwu::Json::object()) {
   sim::ParallelWorkload workload{layout, {}};
   for (const auto& s : stages) workload.stages.push_back(&s);
   sim::SimulationOptions options;
   options.mode = sim::CollectiveMode::Coarse;
   options.fold_data_parallel = fold;
-  return sim::simulate_parallel_system(workload, topo, sim::hardware_of(topo), *make_system(system), options);
+  return sim::simulate_parallel_system(workload, topo, sim::hardware_of(topo), *make_system(system, std::move(settings)),
+                                       options);
 }
 
 // Data parallelism only: the whole model's trace, on every GPU.
 sim::SystemResult run_data_parallel(const workloads::Trace& trace, const topologies::Topology& topo,
-                                    const std::string& system, int fold) {
+                                    const std::string& system, int fold, luwu::Json settings = luwu::Json::object()) {
   workloads::ParallelLayout layout;
   layout.data = static_cast<int>(topo.gpus().size());
-  return run({trace}, layout, topo, system, fold);
+  return run({trace}, layout, topo, system, fold, std::move(settings));
 }
 
 workloads::Trace small_gpt(int grad_accum = 1) {
@@ -167,13 +171,52 @@ TEST_CASE("folded and unfolded agree within 1%: tensor 2 x pipeline 2 x data 4, 
   }
 }
 
+TEST_CASE("folded and unfolded agree within 1%: the offloading, compressing and in-switch systems on a star of 16, "
+          "4 simulated") {
+  const auto trace = small_gpt(2);
+  const auto topo = star(16);
+  const std::vector<std::pair<std::string, luwu::Json>> systems = {
+      {"zero-offload", luwu::Json::object()},
+      {"zero-offload", {{"delayed_param_update", true}}},
+      // Subgroups of 1e5 parameters (DeepSpeed's minimum here): some step on the GPU, some on the CPU.
+      {"deep-optimizer-states", {{"sub_group_size", 1e5}}},
+      {"onebit-adam", luwu::Json::object()},
+      {"onebit-adam", {{"stage", "warmup"}}},
+      {"switchml", luwu::Json::object()}};
+  for (const auto& [system, settings] : systems) {
+    CAPTURE(system);
+    CAPTURE(settings.dump());
+    check_agree(run_data_parallel(trace, topo, system, 4, settings), run_data_parallel(trace, topo, system, 0, settings),
+                16, 4);
+  }
+}
+
+TEST_CASE("folded and unfolded agree within 1%: 4 DGX servers of 8, 2 simulated, where a server's GPUs share its "
+          "CPU, DRAM and NVLink partition") {
+  const auto trace = small_gpt();
+  topologies::DgxParams p;
+  p.servers = 4;
+  const auto topo = topologies::build_dgx(p);
+  const std::vector<std::pair<std::string, luwu::Json>> systems = {
+      {"zero-offload", luwu::Json::object()},
+      {"deep-optimizer-states", {{"sub_group_size", 1e5}}},
+      {"zero++", {{"zero_hpz_partition_size", 8}}},
+      {"zero-hierarchical", luwu::Json::object()}};
+  for (const auto& [system, settings] : systems) {
+    CAPTURE(system);
+    check_agree(run_data_parallel(trace, topo, system, 16, settings),
+                run_data_parallel(trace, topo, system, 0, settings), 32, 16);
+  }
+}
+
 TEST_CASE("a system that does not fold simulates every rank; a fold that does not divide the group is refused") {
   const auto trace = small_gpt();
   const auto topo = star(8);
-  const auto offload = run_data_parallel(trace, topo, "zero-offload", 2);
-  REQUIRE(offload.feasible);
-  CHECK_FALSE(offload.folding.has_value());
-  CHECK(offload.simulated_kernels == run_data_parallel(trace, topo, "zero-offload", 0).simulated_kernels);
+  // Streaming DiLoCo's groups share their WAN link (docs/performance.md, "Folding", says why it does not fold).
+  const auto diloco = run_data_parallel(trace, topo, "streaming-diloco", 2);
+  REQUIRE(diloco.feasible);
+  CHECK_FALSE(diloco.folding.has_value());
+  CHECK(diloco.simulated_kernels == run_data_parallel(trace, topo, "streaming-diloco", 0).simulated_kernels);
   // One simulated server cannot stand for several (its ring would have no neighbour to send to),
   // nor can part of a server stand for whole ones.
   topologies::DgxParams p;
