@@ -11,14 +11,26 @@
 // "parameter_servers") or colocated on the workers' servers (their CPUs, DRAM and NICs, BytePS's
 // colocated mode), one per worker server.  A server's DRAM is a memory bus (pacing_host.hpp) that
 // every byte it receives or sends and every byte its sums and updates read and write goes through.
+//
+// Folded (ClusterEnv::data_parallel_size() D > world() K, dedicated servers only): a server is not
+// symmetric with the workers (its links and DRAM carry all D workers' shards), so each simulated
+// server is the K/D slice of itself that the K simulated workers use: its own links (its NIC's, both
+// directions, and its PCIe) and its memory bus run at K/D of their rates, the simulated workers'
+// shards move in full, and the server's own work (a sum's and an update's DRAM traffic, a result it
+// sends once) is scaled by K/D with them.  Where the workers are symmetric, the K flows into a
+// server at K/D of its bandwidth each get what each of D gets at all of it, so every time is the
+// whole group's; the server's link and memory-bus byte counts are the slice's (results count the
+// simulated ranks' traffic), its reported link bandwidth the slice's too (utilization is exact).
 #include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Link.hpp>
 
 #include "common/choice.hpp"
 #include "models/host.hpp"
@@ -71,7 +83,10 @@ class ParameterServerGroup {
   // worker's shard of a round is at that server.
   using OnComplete = std::function<void(std::size_t round, int server)>;
 
-  ParameterServerGroup(ClusterEnv& env, ParameterServerSettings settings, const std::string& system) : env_(env) {
+  ParameterServerGroup(ClusterEnv& env, ParameterServerSettings settings, const std::string& system)
+      : env_(env), share_(static_cast<double>(env.world()) / env.data_parallel_size()) {
+    if (share_ < 1 && settings.placement != ParameterServerSettings::Placement::Dedicated)
+      throw std::logic_error(system + ": colocated parameter servers share their NICs with the workers: not folded");
     std::string problem;
     const int n = settings.count(static_cast<int>(env.roles.parameter_servers.size()), server_count(env), problem);
     if (!problem.empty()) throw std::invalid_argument(system + " " + problem);
@@ -84,9 +99,13 @@ class ParameterServerGroup {
           hosts_.push_back(rank.cpu);
       spec_ = env.hw.worker_host;
     }
+    if (share_ < 1) {
+      if (env.roles.network_switch == nullptr) throw std::invalid_argument(system + ": folded, but no switch to the servers");
+      for (auto* server : hosts_) take_share_of_links(server, env.roles.network_switch);
+    }
     for (std::size_t s = 0; s < hosts_.size(); ++s) {
       const std::string name = "ps" + std::to_string(s);
-      memory_bus_.push_back(make_pacing_host(name + "/memory bus", {spec_.dram.achieved_Bps()}));
+      memory_bus_.push_back(make_pacing_host(name + "/memory bus", {share_ * spec_.dram.achieved_Bps()}));
       cpu_.push_back(std::make_unique<Stream>(name, "sum / update (cpu)", "optimizer", hosts_[s], &env.timeline));
       send_.push_back(std::make_unique<Stream>(name, "send to workers", "communication", hosts_[s], &env.timeline));
     }
@@ -129,10 +148,16 @@ class ParameterServerGroup {
     }
   }
 
-  // Server s sums `copies` copies of a round's shard in DRAM: reads them and writes the sum.
-  void sum(int s, std::size_t round, int copies) {
-    wait_paced(start_paced(memory_bus(s), (copies + 1) * rounds_[round].shard_bytes));
+  // Server s sums the group's copies of a round's shard in DRAM: reads them and writes the sum.
+  void sum(int s, std::size_t round) {
+    const int copies = env_.data_parallel_size();
+    wait_paced(start_paced(memory_bus(s), own_work_bytes((copies + 1) * rounds_[round].shard_bytes)));
   }
+
+  // Bytes of a server's own work (its DRAM traffic for a sum or an update, a result it sends once)
+  // as the folded slice of it moves them: scaled by K/D with its memory bus and links, so they take
+  // the time they take on the whole server.  Unfolded: `bytes`.
+  double own_work_bytes(double bytes) const { return share_ * bytes; }
 
   // Server s sends `bytes` to every worker's GPU, each its own copy, all at once;
   // `arrived(rank)` runs as each is in.  Runs in an actor on server s (its sender stream).
@@ -157,11 +182,24 @@ class ParameterServerGroup {
     std::sort(servers.begin(), servers.end());
     return static_cast<int>(std::unique(servers.begin(), servers.end()) - servers.begin());
   }
+  // Folded: the server's links between it and `sw` (its NIC's, both directions, and its PCIe) run
+  // at share_ of their bandwidth, once (the groups of a model-parallel layout share the servers).
+  void take_share_of_links(simgrid::s4u::Host* server, simgrid::s4u::Host* sw) {
+    for (auto [from, to] : {std::pair{server, sw}, std::pair{sw, server}})
+      for (auto* link : env_.traffic.route(from, to))
+        if (link->get_property(kFoldedShare) == nullptr) {
+          link->set_bandwidth(share_ * link->get_bandwidth());
+          link->set_property(kFoldedShare, std::to_string(share_));
+        }
+  }
+  static constexpr const char* kFoldedShare = "luwusim folded parameter-server share";
+
   struct Round {
     double shard_bytes;
     std::vector<std::shared_ptr<Countdown>> arrivals;  // [server]: workers' shards in
   };
   ClusterEnv& env_;
+  double share_ = 1;  // K/D folded, else 1
   std::vector<simgrid::s4u::Host*> hosts_;
   models::HostSpec spec_;
   std::vector<simgrid::s4u::Host*> memory_bus_;

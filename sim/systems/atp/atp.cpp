@@ -84,7 +84,7 @@ class AtpSchedule : public Schedule {
   // Every worker's fallback shard of bucket b is at server s: its CPU sums them, and the result
   // goes to the switch for its multicast.
   void sum_fallback(std::size_t b, int s) {
-    auto summed = servers_.cpu(s).enqueue("sum bucket " + std::to_string(b), [this, b, s] { servers_.sum(s, b, env_.world()); });
+    auto summed = servers_.cpu(s).enqueue("sum bucket " + std::to_string(b), [this, b, s] { servers_.sum(s, b); });
     servers_.sender(s).enqueue(
         "result bucket " + std::to_string(b),
         [this, b, s] {
