@@ -230,6 +230,18 @@ TEST_CASE("folded and unfolded agree within 1%: parameter servers, each folded t
   CHECK(whole.iteration_time_s > 1.5 * run_data_parallel(trace, star_with_servers(4, 2), "parameter-server", 0).iteration_time_s);
 }
 
+TEST_CASE("folded and unfolded agree within 1%: ATP with 2 dedicated servers on a star of 16, 4 simulated, every "
+          "piece summed in the switch and half of them falling back to the servers") {
+  const auto trace = small_gpt(2);
+  const auto topo = star_with_servers(16, 2);
+  for (double share : {1.0, 0.5}) {
+    CAPTURE(share);
+    const luwu::Json settings = {{"ps_placement", "dedicated"}, {"switch_aggregator_share", share}};
+    check_agree(run_data_parallel(trace, topo, "atp", 4, settings), run_data_parallel(trace, topo, "atp", 0, settings),
+                16, 4);
+  }
+}
+
 TEST_CASE("a system that does not fold simulates every rank; a fold that does not divide the group is refused") {
   const auto trace = small_gpt();
   const auto topo = star(8);

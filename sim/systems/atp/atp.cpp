@@ -71,12 +71,15 @@ class AtpSchedule : public Schedule {
   }
 
  private:
-  // The switch summed a piece: it goes to its server and back, then to every worker.
+  // The switch summed a piece: it goes to its server and back, then to every worker.  Through the
+  // server it is the server's own work (one copy, whatever the workers), which a folded server's
+  // slice moves scaled as its links are (parameter_servers.hpp).
   void relay_switch_sum(std::size_t b, int piece, double bytes) {
     const int s = piece % servers_.servers();
     simgrid::s4u::Actor::create("atp result", aggregation_.switch_host(), [this, b, s, bytes] {
-      transfer(aggregation_.switch_host(), servers_.host(s), bytes, env_.traffic);
-      paced(servers_.memory_bus(s), 2 * bytes, [&] { transfer(servers_.host(s), aggregation_.switch_host(), bytes, env_.traffic); });
+      const double relayed = servers_.own_work_bytes(bytes);
+      transfer(aggregation_.switch_host(), servers_.host(s), relayed, env_.traffic);
+      paced(servers_.memory_bus(s), 2 * relayed, [&] { transfer(servers_.host(s), aggregation_.switch_host(), relayed, env_.traffic); });
       multicast_result(b, bytes);
     });
   }
@@ -88,8 +91,8 @@ class AtpSchedule : public Schedule {
     servers_.sender(s).enqueue(
         "result bucket " + std::to_string(b),
         [this, b, s] {
-          const double bytes = servers_.shard_bytes(b);
-          paced(servers_.memory_bus(s), bytes, [&] { transfer(servers_.host(s), aggregation_.switch_host(), bytes, env_.traffic); });
+          const double bytes = servers_.shard_bytes(b), sent = servers_.own_work_bytes(bytes);
+          paced(servers_.memory_bus(s), sent, [&] { transfer(servers_.host(s), aggregation_.switch_host(), sent, env_.traffic); });
           multicast_result(b, bytes);
         },
         {summed});
@@ -122,6 +125,11 @@ class Atp : public System {
     return problem;
   }
   bool uses_parameter_servers() const override {
+    return settings_.servers.placement == ParameterServerSettings::Placement::Dedicated;
+  }
+  // With dedicated servers: the switch's side folds as SwitchML's, the servers as slices of
+  // themselves (parameter_servers.hpp).  Colocated servers share their NICs with the workers.
+  bool folds_data_parallel() const override {
     return settings_.servers.placement == ParameterServerSettings::Placement::Dedicated;
   }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
