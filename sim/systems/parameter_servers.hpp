@@ -21,6 +21,9 @@
 // server at K/D of its bandwidth each get what each of D gets at all of it, so every time is the
 // whole group's; the server's link and memory-bus byte counts are the slice's (results count the
 // simulated ranks' traffic), its reported link bandwidth the slice's too (utilization is exact).
+// Colocated servers cannot be sliced (their links and DRAM are a worker server's); folded, only the
+// simulated worker servers' are here, whole, and only work that does not grow with the workers may
+// use them (ATP's relays of the switch's sums: represented_servers() says how many there stand for).
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -84,12 +87,19 @@ class ParameterServerGroup {
   using OnComplete = std::function<void(std::size_t round, int server)>;
 
   ParameterServerGroup(ClusterEnv& env, ParameterServerSettings settings, const std::string& system)
-      : env_(env), share_(static_cast<double>(env.world()) / env.data_parallel_size()) {
-    if (share_ < 1 && settings.placement != ParameterServerSettings::Placement::Dedicated)
-      throw std::logic_error(system + ": colocated parameter servers share their NICs with the workers: not folded");
+      : env_(env) {
+    const bool dedicated = settings.placement == ParameterServerSettings::Placement::Dedicated;
+    const bool folded = env.world() < env.data_parallel_size();
+    if (folded && dedicated) share_ = static_cast<double>(env.world()) / env.data_parallel_size();
+    colocated_and_folded_ = folded && !dedicated;
     std::string problem;
     const int n = settings.count(static_cast<int>(env.roles.parameter_servers.size()), server_count(env), problem);
     if (!problem.empty()) throw std::invalid_argument(system + " " + problem);
+    // Colocated: one per worker server of the whole group (whole servers are simulated, so the
+    // group's worker servers are D / (ranks per simulated server)).
+    represented_servers_ = n;
+    if (colocated_and_folded_ && settings.servers == 0)
+      represented_servers_ = env.data_parallel_size() / (env.world() / server_count(env));
     if (settings.placement == ParameterServerSettings::Placement::Dedicated) {
       hosts_.assign(env.roles.parameter_servers.begin(), env.roles.parameter_servers.begin() + n);
       spec_ = *env.hw.parameter_server;
@@ -112,6 +122,9 @@ class ParameterServerGroup {
   }
 
   int servers() const { return static_cast<int>(hosts_.size()); }
+  // The servers the whole group has: servers(), or, colocated and folded, also those of the worker
+  // servers not simulated (which have no host here).
+  int represented_servers() const { return represented_servers_; }
   simgrid::s4u::Host* host(int s) const { return hosts_[static_cast<std::size_t>(s)]; }
   simgrid::s4u::Host* memory_bus(int s) const { return memory_bus_[static_cast<std::size_t>(s)]; }
   const models::HostSpec& host_spec() const { return spec_; }
@@ -132,6 +145,7 @@ class ParameterServerGroup {
   // One worker pushes `fraction` of its copy of the round, a shard to every server at once, from
   // GPU memory by its NIC (the caller's actor or stream waits until all are in).
   void push(RankEnv& env, std::size_t round, double fraction = 1) {
+    require_whole_group("push");
     const double shard = rounds_[round].shard_bytes * fraction;
     std::vector<simgrid::s4u::ExecPtr> dram;
     std::vector<simgrid::s4u::CommPtr> flows;
@@ -150,6 +164,7 @@ class ParameterServerGroup {
 
   // Server s sums the group's copies of a round's shard in DRAM: reads them and writes the sum.
   void sum(int s, std::size_t round) {
+    require_whole_group("sum");
     const int copies = env_.data_parallel_size();
     wait_paced(start_paced(memory_bus(s), own_work_bytes((copies + 1) * rounds_[round].shard_bytes)));
   }
@@ -162,6 +177,7 @@ class ParameterServerGroup {
   // Server s sends `bytes` to every worker's GPU, each its own copy, all at once;
   // `arrived(rank)` runs as each is in.  Runs in an actor on server s (its sender stream).
   void send_to_workers(int s, double bytes, const std::function<void(int rank)>& arrived) {
+    require_whole_group("send to every worker");
     auto dram = start_paced(memory_bus(s), bytes * env_.world());
     std::vector<simgrid::s4u::CommPtr> flows;
     for (int r = 0; r < env_.world(); ++r) flows.push_back(start_transfer(host(s), env_.roles.ranks[r].gpu, bytes, env_.traffic));
@@ -193,13 +209,20 @@ class ParameterServerGroup {
         }
   }
   static constexpr const char* kFoldedShare = "luwusim folded parameter-server share";
+  // Work that grows with the workers needs every server: colocated and folded, most are missing.
+  void require_whole_group(const char* what) const {
+    if (colocated_and_folded_)
+      throw std::logic_error(std::string("colocated parameter servers, folded: ") + what + " needs every worker server's");
+  }
 
   struct Round {
     double shard_bytes;
     std::vector<std::shared_ptr<Countdown>> arrivals;  // [server]: workers' shards in
   };
   ClusterEnv& env_;
-  double share_ = 1;  // K/D folded, else 1
+  double share_ = 1;  // dedicated and folded: K/D, else 1
+  bool colocated_and_folded_ = false;
+  int represented_servers_ = 0;
   std::vector<simgrid::s4u::Host*> hosts_;
   models::HostSpec spec_;
   std::vector<simgrid::s4u::Host*> memory_bus_;
