@@ -247,6 +247,25 @@ TEST_CASE("folded and unfolded agree within 1%: ATP with 2 dedicated servers on 
   }
 }
 
+TEST_CASE("folded and unfolded agree within 1%: parameter servers shared by the groups of tensor 2 x data 8, "
+          "data 4 simulated (each server's links sliced once)") {
+  workloads::ParallelLayout layout;
+  layout.tensor = 2;
+  layout.data = 8;
+  workloads::TrainingConfig training;
+  training.micro_batch = 1;
+  training.seq_len = 256;
+  training.grad_accum = 2;
+  const std::vector<workloads::Trace> stages = {
+      workloads::generate_stage_trace(*workloads::find_catalog_model("gpt3-125m"), training, layout, 0)};
+  topologies::LuwuStarParams p;
+  p.workers = 16;
+  p.gpus_per_server = 2;
+  p.parameter_servers = 2;
+  const auto topo = topologies::build_luwu_star(p);
+  check_agree(run(stages, layout, topo, "parameter-server", 4), run(stages, layout, topo, "parameter-server", 0), 8, 4);
+}
+
 TEST_CASE("folded and unfolded agree within 1%: ATP with its servers colocated on the workers and every piece "
           "summed in the switch, on a star of 16, 4 simulated") {
   const auto trace = small_gpt(2);
