@@ -92,14 +92,15 @@ class ParameterServerGroup {
     const bool folded = env.world() < env.data_parallel_size();
     if (folded && dedicated) share_ = static_cast<double>(env.world()) / env.data_parallel_size();
     colocated_and_folded_ = folded && !dedicated;
+    // The group's worker servers: folded, whole servers are simulated, so D / (ranks per server).
+    const int simulated_servers = server_count(env);
+    const int worker_servers =
+        folded ? env.data_parallel_size() / (env.world() / simulated_servers) : simulated_servers;
     std::string problem;
-    const int n = settings.count(static_cast<int>(env.roles.parameter_servers.size()), server_count(env), problem);
+    const int n = settings.count(static_cast<int>(env.roles.parameter_servers.size()), worker_servers, problem);
     if (!problem.empty()) throw std::invalid_argument(system + " " + problem);
-    // Colocated: one per worker server of the whole group (whole servers are simulated, so the
-    // group's worker servers are D / (ranks per simulated server)).
+    // Colocated and folded, only the simulated worker servers' are here (hosts_, below).
     represented_servers_ = n;
-    if (colocated_and_folded_ && settings.servers == 0)
-      represented_servers_ = env.data_parallel_size() / (env.world() / server_count(env));
     if (settings.placement == ParameterServerSettings::Placement::Dedicated) {
       hosts_.assign(env.roles.parameter_servers.begin(), env.roles.parameter_servers.begin() + n);
       spec_ = *env.hw.parameter_server;
