@@ -5,18 +5,21 @@
 // `run`'s auto mode past 64 GPUs, keeps one flow per rank and collective).
 //
 //   scaling_bench [--quick] [--workers 64,128,...] [--systems ddp,zero3,...] [--model gpt3-125m]
-//                 [--mode coarse|detailed] [--max-wall-s 120] [--fold K] [--fat-tree]
+//                 [--mode coarse|detailed] [--max-wall-s 120] [--fold K] [--fat-tree] [--settings JSON]
 //
 // --fold K simulates K ranks of the N in the systems that fold (SimulationOptions::
 // fold_data_parallel; K a multiple of 48 past 48 workers, so whole racks are simulated); the others
 // run every rank.  --fat-tree runs on a fat-tree (2 tiers, 3 past 2,048) of single-GPU servers (Tofinos, 100 Gb/s
 // NICs, an NVMe SSD each) instead: no optimizer node or aggregating switch, so for the systems
-// that need neither, past luwu-star's 2,048.
+// that need neither.  --settings gives every system those of its settings it has (sim::system_named),
+// e.g. '{"ps_placement": "dedicated"}' for ATP's servers.
 //
 // Every system runs on the same luwu-star cluster (one GPU per worker host; past 48 workers, racks of
 // at most 48 under top-of-rack Tofinos trunked to the cluster Tofino, which a Tofino's 64 ports
 // need; an optimizer node, an NVMe SSD per worker, and one parameter-server machine per 8 workers,
-// at most 16, for the systems that use them; 2,048 workers at most), GPT-3 125M at micro-batch 1 and sequence 512, memory feasibility not
+// at most 16, for the systems that use them; past 2,048 workers the racks no longer fit the cluster
+// switch's ports and go into pods of at most 43 racks, each pod switch trunked up by its other 21
+// ports), GPT-3 125M at micro-batch 1 and sequence 512, memory feasibility not
 // checked: these time the engine, not the configuration.  A system stops growing once one run
 // takes longer than --max-wall-s, so the whole bench stays within minutes.  Prints a table, then
 // one JSON line per run and per system (its exponent).  Wall times are of simulate_system alone
@@ -51,6 +54,7 @@ struct Options {
   double max_wall_s = 120;
   int fold = 0;
   bool fat_tree = false;
+  Json settings = Json::object();
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -89,10 +93,12 @@ Options parse(int argc, char** argv) {
       o.fold = std::stoi(value());
     } else if (arg == "--fat-tree") {
       o.fat_tree = true;
+    } else if (arg == "--settings") {
+      o.settings = Json::parse(value());
     } else {
       throw std::invalid_argument("unknown argument " + arg +
                                   " (scaling_bench [--quick] [--workers N,N,...] [--systems a,b,...] [--model M] "
-                                  "[--mode coarse|detailed] [--max-wall-s S] [--fold K] [--fat-tree])");
+                                  "[--mode coarse|detailed] [--max-wall-s S] [--fold K] [--fat-tree] [--settings JSON])");
     }
   }
   return o;
@@ -154,16 +160,20 @@ int main(int argc, char** argv) {
 
   // Racks and parameter servers that fit a 64-port Tofino's ports up to 2,048 workers (43 racks, the
   // optimizer node and 16 servers on the cluster switch).
-  constexpr int kWorkersPerRack = 48, kMaxParameterServers = 16;
+  constexpr int kWorkersPerRack = 48, kMaxParameterServers = 16, kRacksPerPod = 43, kTrunksPerPod = 64 - kRacksPerPod;
   std::vector<SystemRuns> all;
   for (const auto& name : o.systems) {
     SystemRuns runs{name, {}, {}, {}, {}};
-    const auto system = sim::system_named(name);
+    const auto system = sim::system_named(name, o.settings);
     for (int n : o.workers) {
       topologies::LuwuStarParams star;
       star.workers = n;
       star.racks = (n + kWorkersPerRack - 1) / kWorkersPerRack;
       star.parameter_servers = std::clamp(n / 8, 1, kMaxParameterServers);
+      if (n > 2048) {
+        star.pods = (star.racks + kRacksPerPod - 1) / kRacksPerPod;
+        star.trunks_per_pod = kTrunksPerPod;
+      }
       topologies::FatTreeParams tree;
       tree.servers = n;
       tree.gpus_per_server = 1;

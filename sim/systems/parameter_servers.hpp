@@ -11,14 +11,29 @@
 // "parameter_servers") or colocated on the workers' servers (their CPUs, DRAM and NICs, BytePS's
 // colocated mode), one per worker server.  A server's DRAM is a memory bus (pacing_host.hpp) that
 // every byte it receives or sends and every byte its sums and updates read and write goes through.
+//
+// Folded (ClusterEnv::data_parallel_size() D > world() K, dedicated servers only): a server is not
+// symmetric with the workers (its links and DRAM carry all D workers' shards), so each simulated
+// server is the K/D slice of itself that the K simulated workers use: its own links (its NIC's, both
+// directions, and its PCIe) and its memory bus run at K/D of their rates, the simulated workers'
+// shards move in full, and the server's own work (a sum's and an update's DRAM traffic, a result it
+// sends once) is scaled by K/D with them.  Where the workers are symmetric, the K flows into a
+// server at K/D of its bandwidth each get what each of D gets at all of it, so every time is the
+// whole group's; the server's link and memory-bus byte counts are the slice's (results count the
+// simulated ranks' traffic), its reported link bandwidth the slice's too (utilization is exact).
+// Colocated servers cannot be sliced (their links and DRAM are a worker server's); folded, only the
+// simulated worker servers' are here, whole, and only work that does not grow with the workers may
+// use them (ATP's relays of the switch's sums: represented_servers() says how many there stand for).
 #include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Link.hpp>
 
 #include "common/choice.hpp"
 #include "models/host.hpp"
@@ -71,10 +86,21 @@ class ParameterServerGroup {
   // worker's shard of a round is at that server.
   using OnComplete = std::function<void(std::size_t round, int server)>;
 
-  ParameterServerGroup(ClusterEnv& env, ParameterServerSettings settings, const std::string& system) : env_(env) {
+  ParameterServerGroup(ClusterEnv& env, ParameterServerSettings settings, const std::string& system)
+      : env_(env) {
+    const bool dedicated = settings.placement == ParameterServerSettings::Placement::Dedicated;
+    const bool folded = env.world() < env.data_parallel_size();
+    if (folded && dedicated) share_ = static_cast<double>(env.world()) / env.data_parallel_size();
+    colocated_and_folded_ = folded && !dedicated;
+    // The group's worker servers: folded, whole servers are simulated, so D / (ranks per server).
+    const int simulated_servers = server_count(env);
+    const int worker_servers =
+        folded ? env.data_parallel_size() / (env.world() / simulated_servers) : simulated_servers;
     std::string problem;
-    const int n = settings.count(static_cast<int>(env.roles.parameter_servers.size()), server_count(env), problem);
+    const int n = settings.count(static_cast<int>(env.roles.parameter_servers.size()), worker_servers, problem);
     if (!problem.empty()) throw std::invalid_argument(system + " " + problem);
+    // Colocated and folded, only the simulated worker servers' are here (hosts_, below).
+    represented_servers_ = n;
     if (settings.placement == ParameterServerSettings::Placement::Dedicated) {
       hosts_.assign(env.roles.parameter_servers.begin(), env.roles.parameter_servers.begin() + n);
       spec_ = *env.hw.parameter_server;
@@ -84,15 +110,22 @@ class ParameterServerGroup {
           hosts_.push_back(rank.cpu);
       spec_ = env.hw.worker_host;
     }
+    if (share_ < 1) {
+      if (env.roles.network_switch == nullptr) throw std::invalid_argument(system + ": folded, but no switch to the servers");
+      for (auto* server : hosts_) take_share_of_links(server, env.roles.network_switch);
+    }
     for (std::size_t s = 0; s < hosts_.size(); ++s) {
       const std::string name = "ps" + std::to_string(s);
-      memory_bus_.push_back(make_pacing_host(name + "/memory bus", {spec_.dram.achieved_Bps()}));
+      memory_bus_.push_back(make_pacing_host(name + "/memory bus", {share_ * spec_.dram.achieved_Bps()}));
       cpu_.push_back(std::make_unique<Stream>(name, "sum / update (cpu)", "optimizer", hosts_[s], &env.timeline));
       send_.push_back(std::make_unique<Stream>(name, "send to workers", "communication", hosts_[s], &env.timeline));
     }
   }
 
   int servers() const { return static_cast<int>(hosts_.size()); }
+  // The servers the whole group has: servers(), or, colocated and folded, also those of the worker
+  // servers not simulated (which have no host here).
+  int represented_servers() const { return represented_servers_; }
   simgrid::s4u::Host* host(int s) const { return hosts_[static_cast<std::size_t>(s)]; }
   simgrid::s4u::Host* memory_bus(int s) const { return memory_bus_[static_cast<std::size_t>(s)]; }
   const models::HostSpec& host_spec() const { return spec_; }
@@ -113,6 +146,7 @@ class ParameterServerGroup {
   // One worker pushes `fraction` of its copy of the round, a shard to every server at once, from
   // GPU memory by its NIC (the caller's actor or stream waits until all are in).
   void push(RankEnv& env, std::size_t round, double fraction = 1) {
+    require_whole_group("push");
     const double shard = rounds_[round].shard_bytes * fraction;
     std::vector<simgrid::s4u::ExecPtr> dram;
     std::vector<simgrid::s4u::CommPtr> flows;
@@ -129,14 +163,22 @@ class ParameterServerGroup {
     }
   }
 
-  // Server s sums `copies` copies of a round's shard in DRAM: reads them and writes the sum.
-  void sum(int s, std::size_t round, int copies) {
-    wait_paced(start_paced(memory_bus(s), (copies + 1) * rounds_[round].shard_bytes));
+  // Server s sums the group's copies of a round's shard in DRAM: reads them and writes the sum.
+  void sum(int s, std::size_t round) {
+    require_whole_group("sum");
+    const int copies = env_.data_parallel_size();
+    wait_paced(start_paced(memory_bus(s), own_work_bytes((copies + 1) * rounds_[round].shard_bytes)));
   }
+
+  // Bytes of a server's own work (its DRAM traffic for a sum or an update, a result it sends once)
+  // as the folded slice of it moves them: scaled by K/D with its memory bus and links, so they take
+  // the time they take on the whole server.  Unfolded: `bytes`.
+  double own_work_bytes(double bytes) const { return share_ * bytes; }
 
   // Server s sends `bytes` to every worker's GPU, each its own copy, all at once;
   // `arrived(rank)` runs as each is in.  Runs in an actor on server s (its sender stream).
   void send_to_workers(int s, double bytes, const std::function<void(int rank)>& arrived) {
+    require_whole_group("send to every worker");
     auto dram = start_paced(memory_bus(s), bytes * env_.world());
     std::vector<simgrid::s4u::CommPtr> flows;
     for (int r = 0; r < env_.world(); ++r) flows.push_back(start_transfer(host(s), env_.roles.ranks[r].gpu, bytes, env_.traffic));
@@ -157,11 +199,31 @@ class ParameterServerGroup {
     std::sort(servers.begin(), servers.end());
     return static_cast<int>(std::unique(servers.begin(), servers.end()) - servers.begin());
   }
+  // Folded: the server's links between it and `sw` (its NIC's, both directions, and its PCIe) run
+  // at share_ of their bandwidth, once (the groups of a model-parallel layout share the servers).
+  void take_share_of_links(simgrid::s4u::Host* server, simgrid::s4u::Host* sw) {
+    for (auto [from, to] : {std::pair{server, sw}, std::pair{sw, server}})
+      for (auto* link : env_.traffic.route(from, to))
+        if (link->get_property(kFoldedShare) == nullptr) {
+          link->set_bandwidth(share_ * link->get_bandwidth());
+          link->set_property(kFoldedShare, std::to_string(share_));
+        }
+  }
+  static constexpr const char* kFoldedShare = "luwusim folded parameter-server share";
+  // Work that grows with the workers needs every server: colocated and folded, most are missing.
+  void require_whole_group(const char* what) const {
+    if (colocated_and_folded_)
+      throw std::logic_error(std::string("colocated parameter servers, folded: ") + what + " needs every worker server's");
+  }
+
   struct Round {
     double shard_bytes;
     std::vector<std::shared_ptr<Countdown>> arrivals;  // [server]: workers' shards in
   };
   ClusterEnv& env_;
+  double share_ = 1;  // dedicated and folded: K/D, else 1
+  bool colocated_and_folded_ = false;
+  int represented_servers_ = 0;
   std::vector<simgrid::s4u::Host*> hosts_;
   models::HostSpec spec_;
   std::vector<simgrid::s4u::Host*> memory_bus_;

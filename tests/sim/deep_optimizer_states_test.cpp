@@ -104,6 +104,30 @@ TEST_CASE("Deep Optimizer States moves 4 + 2 B per CPU-updated and 4 + 16 + 12 B
   CHECK(cpu_pcie_bytes(zoff, topo, 0) == doctest::Approx(6 * S).epsilon(1e-9));
 }
 
+TEST_CASE("Deep Optimizer States with tensor parallelism: a rank's shard is its stage trace's parameters over the "
+          "data-parallel group, not over the cluster's GPUs") {
+  // Tensor 2 x data 2 on one server of 4 GPUs, each on its own PCIe switch: the trace is one
+  // tensor rank's share, partitioned over the 2 ranks of its data-parallel group, S = P / 2 each.
+  // All on the GPU, subgroups of 1e7: 4 S down in backward, 16 + 12 B per parameter of S up and
+  // back in the update.
+  topologies::DgxParams p;
+  p.servers = 1;
+  p.gpus_per_server = 4;
+  p.gpus_per_pcie_switch = 1;
+  const auto topo = topologies::build_dgx(p);
+  const std::uint64_t layer_params = 20'000'000;
+  const auto trace = synthetic_trace(4, layer_params, 1e12);
+  sim::ParallelWorkload workload;
+  workload.layout.tensor = 2;
+  workload.layout.data = 2;
+  workload.stages = {&trace};
+  auto system = make_system("deep-optimizer-states", {{"sub_group_size", 1e7}, {"gpu_share", 1.0}});
+  const auto r = sim::simulate_parallel_system(workload, topo, quiet_hardware(topo), *system, {});
+  REQUIRE(r.feasible);
+  const double S = 4.0 * layer_params / 2;
+  for (int w = 0; w < 4; ++w) CHECK(cpu_pcie_bytes(r, topo, w) == doctest::Approx(4 * S + (16 + 12) * S).epsilon(1e-9));
+}
+
 TEST_CASE("Deep Optimizer States timelines: all on the GPU, all on the CPU in subgroups") {
   // One worker (no collectives), one layer of P parameters, compute only in the kernels.
   auto topo = star(1);

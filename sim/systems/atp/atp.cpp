@@ -12,6 +12,7 @@
 // optimizer steps on the GPU.  Earlier micro-batches of gradient accumulation only accumulate.
 #include "sim/systems/atp/atp.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,15 @@ class AtpSchedule : public Schedule {
       aggregation_.add_round(b.bytes * share_);
       servers_.add_round(b.bytes * (1 - share_) * wire_per_grad_byte);
     }
+    // Folded with colocated servers (folds_data_parallel: only with every piece in the switch), the
+    // servers the pieces' sums go through must be simulated ones.
+    if (servers_.servers() < servers_.represented_servers() &&
+        std::min(aggregation_.pieces(), servers_.represented_servers()) > servers_.servers())
+      throw std::invalid_argument(
+          "atp: folded to " + std::to_string(servers_.servers()) + " worker servers, but its " +
+          std::to_string(aggregation_.pieces()) + " pieces' sums go through " +
+          std::to_string(std::min(aggregation_.pieces(), servers_.represented_servers())) +
+          " colocated servers: fold to at least as many servers, or give it dedicated ones");
     const int results = (share_ > 0 ? aggregation_.pieces() : 0) + (share_ < 1 ? servers_.servers() : 0);
     delivered_.assign(env.world(), {});
     for (auto& rank : delivered_)
@@ -71,12 +81,15 @@ class AtpSchedule : public Schedule {
   }
 
  private:
-  // The switch summed a piece: it goes to its server and back, then to every worker.
+  // The switch summed a piece: it goes to its server and back, then to every worker.  Through the
+  // server it is the server's own work (one copy, whatever the workers), which a folded server's
+  // slice moves scaled as its links are (parameter_servers.hpp).
   void relay_switch_sum(std::size_t b, int piece, double bytes) {
-    const int s = piece % servers_.servers();
+    const int s = piece % servers_.represented_servers();  // a simulated one, folded (the constructor checks)
     simgrid::s4u::Actor::create("atp result", aggregation_.switch_host(), [this, b, s, bytes] {
-      transfer(aggregation_.switch_host(), servers_.host(s), bytes, env_.traffic);
-      paced(servers_.memory_bus(s), 2 * bytes, [&] { transfer(servers_.host(s), aggregation_.switch_host(), bytes, env_.traffic); });
+      const double relayed = servers_.own_work_bytes(bytes);
+      transfer(aggregation_.switch_host(), servers_.host(s), relayed, env_.traffic);
+      paced(servers_.memory_bus(s), 2 * relayed, [&] { transfer(servers_.host(s), aggregation_.switch_host(), relayed, env_.traffic); });
       multicast_result(b, bytes);
     });
   }
@@ -84,12 +97,12 @@ class AtpSchedule : public Schedule {
   // Every worker's fallback shard of bucket b is at server s: its CPU sums them, and the result
   // goes to the switch for its multicast.
   void sum_fallback(std::size_t b, int s) {
-    auto summed = servers_.cpu(s).enqueue("sum bucket " + std::to_string(b), [this, b, s] { servers_.sum(s, b, env_.world()); });
+    auto summed = servers_.cpu(s).enqueue("sum bucket " + std::to_string(b), [this, b, s] { servers_.sum(s, b); });
     servers_.sender(s).enqueue(
         "result bucket " + std::to_string(b),
         [this, b, s] {
-          const double bytes = servers_.shard_bytes(b);
-          paced(servers_.memory_bus(s), bytes, [&] { transfer(servers_.host(s), aggregation_.switch_host(), bytes, env_.traffic); });
+          const double bytes = servers_.shard_bytes(b), sent = servers_.own_work_bytes(bytes);
+          paced(servers_.memory_bus(s), sent, [&] { transfer(servers_.host(s), aggregation_.switch_host(), sent, env_.traffic); });
           multicast_result(b, bytes);
         },
         {summed});
@@ -123,6 +136,14 @@ class Atp : public System {
   }
   bool uses_parameter_servers() const override {
     return settings_.servers.placement == ParameterServerSettings::Placement::Dedicated;
+  }
+  // The switch's side folds as SwitchML's.  Dedicated servers fold as slices of themselves
+  // (parameter_servers.hpp); colocated ones, which share a worker server's NIC and DRAM, only
+  // when every piece is summed in the switch: then each server relays one copy of its pieces'
+  // sums whatever the workers, and the first servers, the simulated ones, are those relaying.
+  bool folds_data_parallel() const override {
+    return settings_.servers.placement == ParameterServerSettings::Placement::Dedicated ||
+           settings_.switch_aggregator_share == 1;
   }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<AtpSchedule>(settings_, env);

@@ -146,6 +146,8 @@ class DeepOptimizerStates : public System {
   }
 
   CollectiveSettings collectives() const override { return settings_.offload.collectives; }
+  // ZeRO-Offload's reasons (zero_offload.cpp), and its plan sizes the shard by the group's D.
+  bool folds_data_parallel() const override { return true; }
 
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     const auto& trace = env.trace;
@@ -164,10 +166,13 @@ class DeepOptimizerStates : public System {
     rates.gpu_s_per_param = models::optimizer_update_time_s(1, adam_cost(trace.training.dtype), hw.gpu.hbm_Bps,
                                                             hw.gpu.hbm_Bps, hw.gpu.peak_fp32_flops);
     rates.pcie_Bps = hw.gpu_host_Bps;
-    const auto f = memory_footprint(trace, hw.workers, hw.gpu.hbm_bytes);
+    // A rank's shard is 1/D of the model over its data-parallel group (the group a fold stands for,
+    // and, with model parallelism, not the cluster's GPUs: `trace` is then one stage's share).
+    const int group = env.data_parallel_size();
+    const auto f = memory_footprint(trace, group, hw.gpu.hbm_bytes);
     const double free_bytes =
         std::max(0.0, hw.gpu.hbm_bytes - static_cast<double>(f.gpu_total_bytes() - f.gpu_activation_bytes));
-    const double shard = static_cast<double>(trace.total_params()) / hw.workers;
+    const double shard = static_cast<double>(trace.total_params()) / group;
     return std::make_unique<DeepOptimizerStatesSchedule>(
         settings_, placed.shares,
         plan_interleaving(settings_, rates, shard, settings_.gpu_memory_fraction * free_bytes));

@@ -58,12 +58,13 @@ class ParameterServerSchedule : public Schedule {
   void update_and_send(std::size_t b, int s) {
     const std::string label = "bucket " + std::to_string(b);
     auto updated = servers_.cpu(s).enqueue("sum + adam " + label, [this, b, s] {
-      servers_.sum(s, b, env_.world());
+      servers_.sum(s, b);
       const double params = servers_.shard_bytes(b) / workloads::bytes_per_element(env_.trace.training.dtype);
       const auto cost = adam_cost(env_.trace.training.dtype);
       const auto t = models::cpu_optimizer_step_times(servers_.host_spec(), params, cost, models::StatePlacement{});
       // The update's DRAM traffic shares the server's memory bus; its arithmetic takes compute_s.
-      auto dram = start_paced(servers_.memory_bus(s), params * (cost.bytes_read_per_param + cost.bytes_written_per_param));
+      auto dram = start_paced(servers_.memory_bus(s),
+                              servers_.own_work_bytes(params * (cost.bytes_read_per_param + cost.bytes_written_per_param)));
       simgrid::s4u::this_actor::sleep_for(t.compute_s);
       wait_paced(dram);
     });
@@ -108,6 +109,11 @@ class ParameterServerSystem : public System {
     return "";
   }
   bool uses_parameter_servers() const override {
+    return settings_.servers.placement == ParameterServerSettings::Placement::Dedicated;
+  }
+  // Dedicated servers fold as slices of themselves (parameter_servers.hpp); colocated ones share
+  // their NICs and DRAM with the workers of their server, which a slice cannot stand for.
+  bool folds_data_parallel() const override {
     return settings_.servers.placement == ParameterServerSettings::Placement::Dedicated;
   }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {

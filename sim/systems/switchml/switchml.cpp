@@ -76,6 +76,10 @@ class SwitchMl : public System {
   std::string capacity_problem(const workloads::Trace&, const Hardware& hw) const override {
     return hw.network_switch ? "" : "does not run: switchml needs a programmable switch";
   }
+  // No server side: each worker's stream into the switch and the multicast leg back are its own
+  // (the switch's packet rate is shared by D senders, racks counted as represented:
+  // in_switch_aggregation.hpp), so the simulated ranks stand for the rest, as LuWu's do.
+  bool folds_data_parallel() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<SwitchMlSchedule>(settings_, env);
   }

@@ -38,6 +38,9 @@ class ZeroHierarchical : public System {
     return "";
   }
   CollectiveSettings collectives() const override { return settings_.zero3.collectives; }
+  // ZeRO-3's schedule (which folds): its partition is the server's (a fold fills whole servers)
+  // and its one cross-server collective is folded by DataParallelCollectives.
+  bool folds_data_parallel() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     Zero3Wire wire;
     wire.partition_in_server = true;

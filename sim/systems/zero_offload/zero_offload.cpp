@@ -58,7 +58,8 @@ std::uint64_t host_state_bytes(const ZeroOffloadSettings& s, const workloads::Tr
 void ZeroOffloadSchedule::run_rank(RankEnv& env) {
     GpuDevice& gpu = env.gpu;
     const auto& trace = env.trace();
-    const int world = env.world();
+    // The whole data-parallel group's: folded (simulate.cpp), the simulated ranks stand for it.
+    const int group = env.data_parallel_size();
     Timeline* tl = &env.cluster.timeline;
     Stream reduce_stream(gpu.name(), "reduce-scatter", "communication", gpu.host(), tl);
     Stream offload_stream(gpu.name(), "gradient shard to host (pcie)", "io", gpu.host(), tl);
@@ -67,7 +68,7 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
     Stream upload_stream(gpu.name(), "parameter shard to gpu (pcie)", "io", gpu.host(), tl);
     Stream gather_stream(gpu.name(), "all-gather", "communication", gpu.host(), tl);
 
-    const double shard_params = static_cast<double>(trace.total_params()) / world;
+    const double shard_params = static_cast<double>(trace.total_params()) / group;
     const double shard_param_bytes = shard_params * workloads::bytes_per_element(trace.training.dtype);
 
     // The update (update_shard: CPU step -> fp16 shard back to the GPU) -> all-gather of the whole
@@ -79,7 +80,7 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
       const Update u = update_shard(env, shard_params, gradients_on_host, cpu_stream, upload_stream);
       Updated d{u.stepped, u.uploaded, nullptr};
       d.gathered = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zoff-ag",
-                                          shard_param_bytes * world, "all-gather parameters", {u.uploaded});
+                                          shard_param_bytes * group, "all-gather parameters", {u.uploaded});
       return d;
     };
 
@@ -105,7 +106,7 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
         const std::string name = "bucket " + std::to_string(bucket->index);
         reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zoff-rs", bucket->bytes,
                                          "reduce-scatter " + name);
-        const double shard_bytes = bucket->bytes / world;
+        const double shard_bytes = bucket->bytes / group;
         CompletionPtr summed = reduced;
         if (bucket->micro_step > 0)  // the sum so far comes up and is added on the GPU
           summed = accumulate_stream.enqueue(
@@ -179,6 +180,10 @@ class ZeroOffload : public System {
   }
 
   CollectiveSettings collectives() const override { return settings_.collectives; }
+  // Its shards are 1/D of the model (run_rank), its collectives go through ClusterEnv::collectives,
+  // and what a rank shares (its server's CPU, DRAM, CXL and PCIe) only the server's own GPUs share:
+  // a fold fills whole servers.
+  bool folds_data_parallel() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     const auto host = zero_offload_host_bytes(settings_, env.trace, env.hw);
     return std::make_unique<ZeroOffloadSchedule>(

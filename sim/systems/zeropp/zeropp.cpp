@@ -40,6 +40,9 @@ class Zeropp : public System {
     return "";
   }
   CollectiveSettings collectives() const override { return settings_.zero3.collectives; }
+  // ZeRO-3's schedule (which folds) with other wire formats; hpZ's secondary partition is the
+  // server's, and a fold fills whole servers.
+  bool folds_data_parallel() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     const double scale = 4 / settings_.quantization_block_elements;  // an fp32 scale per block
     Zero3Wire wire;
