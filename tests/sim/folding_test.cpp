@@ -61,19 +61,30 @@ workloads::Trace small_gpt(int grad_accum = 1) {
   return workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), t);
 }
 
-topologies::Topology star_of_servers(int workers, int gpus_per_server) {
+// GPT-3 125M's stage traces for a model-parallel layout: micro-batch 1, sequence 256.
+std::vector<workloads::Trace> small_gpt_stages(const workloads::ParallelLayout& layout, int grad_accum) {
+  workloads::TrainingConfig training;
+  training.micro_batch = 1;
+  training.seq_len = 256;
+  training.grad_accum = grad_accum;
+  std::vector<workloads::Trace> stages;
+  for (int s = 0; s < layout.pipeline; ++s)
+    stages.push_back(workloads::generate_stage_trace(*workloads::find_catalog_model("gpt3-125m"), training, layout, s));
+  return stages;
+}
+
+// A star of servers of gpus_per_server GPUs each, and parameter_servers dedicated machines.
+topologies::Topology star_of_servers(int workers, int gpus_per_server, int parameter_servers = 0) {
   topologies::LuwuStarParams p;
   p.workers = workers;
   p.gpus_per_server = gpus_per_server;
+  p.parameter_servers = parameter_servers;
   return topologies::build_luwu_star(p);
 }
 
 // A star of single-GPU workers with dedicated parameter-server machines.
 topologies::Topology star_with_servers(int workers, int parameter_servers) {
-  topologies::LuwuStarParams p;
-  p.workers = workers;
-  p.parameter_servers = parameter_servers;
-  return topologies::build_luwu_star(p);
+  return star_of_servers(workers, 1, parameter_servers);
 }
 
 // `symmetric_bytes` false: the simulated workers' bytes are not every worker's (some of them carry
@@ -165,13 +176,7 @@ TEST_CASE("folded and unfolded agree within 1%: tensor 2 x pipeline 2 x data 4, 
   layout.tensor = 2;
   layout.pipeline = 2;
   layout.data = 4;
-  workloads::TrainingConfig training;
-  training.micro_batch = 1;
-  training.seq_len = 256;
-  training.grad_accum = 4;
-  std::vector<workloads::Trace> stages;
-  for (int s = 0; s < layout.pipeline; ++s)
-    stages.push_back(workloads::generate_stage_trace(*workloads::find_catalog_model("gpt3-125m"), training, layout, s));
+  const auto stages = small_gpt_stages(layout, 4);
   const auto topo = star_of_servers(16, 2);
   for (const char* system : {"zero-infinity", "luwu"}) {
     CAPTURE(system);
@@ -252,17 +257,8 @@ TEST_CASE("folded and unfolded agree within 1%: parameter servers shared by the 
   workloads::ParallelLayout layout;
   layout.tensor = 2;
   layout.data = 8;
-  workloads::TrainingConfig training;
-  training.micro_batch = 1;
-  training.seq_len = 256;
-  training.grad_accum = 2;
-  const std::vector<workloads::Trace> stages = {
-      workloads::generate_stage_trace(*workloads::find_catalog_model("gpt3-125m"), training, layout, 0)};
-  topologies::LuwuStarParams p;
-  p.workers = 16;
-  p.gpus_per_server = 2;
-  p.parameter_servers = 2;
-  const auto topo = topologies::build_luwu_star(p);
+  const auto stages = small_gpt_stages(layout, 2);
+  const auto topo = star_of_servers(16, 2, 2);
   check_agree(run(stages, layout, topo, "parameter-server", 4), run(stages, layout, topo, "parameter-server", 0), 8, 4);
 }
 
