@@ -55,7 +55,6 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
   };
 
   if (ctx.mode == CollectiveMode::Detailed) {
-    if (group.ranks() != n) throw std::logic_error("a folded group's collectives run in coarse mode only");
     for (int step = 0; step < steps; ++step) {
       auto kernel_pace = pace(group, index, step_bytes);
       std::vector<simgrid::s4u::CommPtr> extra;
@@ -102,8 +101,8 @@ void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, con
                      double chunk_bytes) {
   const int n = group.size();
   if (n <= 1 || buffer_bytes <= 0) return;
-  if (ctx.mode == CollectiveMode::Coarse) return ring_all_reduce(group, index, buffer_bytes, ctx);
-  if (group.ranks() != n) throw std::logic_error("a folded group's collectives run in coarse mode only");
+  // Coarse mode, or a folded group (whose tree is not the represented one's): the ring's time.
+  if (ctx.mode == CollectiveMode::Coarse || group.ranks() != n) return ring_all_reduce(group, index, buffer_bytes, ctx);
   const int chunks = static_cast<int>(std::ceil(buffer_bytes / chunk_bytes));
   const double piece = buffer_bytes / chunks;
   const int parent = index == 0 ? -1 : (index - 1) / 2;

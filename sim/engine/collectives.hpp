@@ -31,8 +31,11 @@ enum class CollectiveMode { Detailed, Coarse };
 // that are symmetric on the topology (data-parallel folding, sim/experiment/simulate.cpp).  Sizes
 // and step counts are the represented group's; the flows are the simulated members', each to its
 // ring neighbour as in the whole group, so on a topology where a rank's flows meet only its own
-// and its neighbour's links every simulated rank sees what it would in the whole group.  Coarse
-// mode only: detailed mode's steps exchange real pieces between the members.
+// and its neighbour's links every simulated rank sees what it would in the whole group.  In
+// detailed mode a folded ring passes the represented ring's steps, one flow each, between the
+// members (rank i's step s from its simulated predecessor, as in the whole ring from its real
+// one); the tree and PAT algorithms, whose partners are not ring neighbours, run as in coarse
+// mode in a folded group (the tree as the ring, PAT as one flow to its first partner).
 struct CommGroup {
   std::string name;
   std::vector<simgrid::s4u::Host*> members;

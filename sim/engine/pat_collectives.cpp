@@ -55,8 +55,8 @@ void pat_run(const CommGroup& group, int index, double buffer_bytes, bool reduce
   auto peer = [&](int distance) { return ((index + sign * distance) % members + members) % members; };
   const auto* self = group.members[static_cast<std::size_t>(index)];
 
-  if (ctx.mode == CollectiveMode::Detailed) {
-    if (n != members) throw std::logic_error("a folded group's collectives run in coarse mode only");
+  // A folded group's partners at distance 2^k are not its members: it runs the coarse form.
+  if (ctx.mode == CollectiveMode::Detailed && n == members) {
     for (std::size_t k = 0; k < steps.size(); ++k) {
       const int to = peer(steps[k].distance);
       const double bytes = steps[k].shards * shard_bytes;

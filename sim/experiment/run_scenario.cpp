@@ -99,8 +99,10 @@ void check_detailed_budget(const Scenario& scenario, long double max_flows) {
   const auto [trace, repeats] = trace_for_budget(scenario);
   DetailedFlowEstimate e = estimate_detailed_flows(trace, gpus);
   e.collectives *= repeats;
-  e.detailed_flows *= repeats * scenario.layout.tensor;
-  e.coarse_flows *= repeats * scenario.layout.tensor;
+  // Folded, K ranks of each group are simulated, each still passing the group's steps.
+  const long double simulated_share = scenario.fold_data_parallel > 0 ? scenario.fold_data_parallel / gpus : 1;
+  e.detailed_flows *= repeats * scenario.layout.tensor * simulated_share;
+  e.coarse_flows *= repeats * scenario.layout.tensor * simulated_share;
   if (e.detailed_flows <= max_flows) return;
   throw InputError(scenario.file, "$.simulation.mode",
                    fmt::format("detailed collectives would simulate about {:.3g} flows ({:.0f} ring collectives x "
@@ -173,6 +175,8 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                              : scenario.routing == topologies::RouteChoice::Spray  ? "spray"
                                                                                    : "single-path"}};
   if (scenario.flow_splitting > 1) run.summary["flow_splitting"] = scenario.flow_splitting;
+  if (scenario.fold_data_parallel > 0)
+    run.summary["folding"] = {{"data_parallel", layout.data}, {"simulated_data_parallel", scenario.fold_data_parallel}};
   if (scenario.trace) run.summary["trace"] = scenario.trace_file;
   if (!layout.whole_model_per_gpu()) run.summary["parallelism"] = workloads::layout_to_json(layout);
   if (kernel_times) run.summary["kernel_times"] = workloads::kernel_times_to_json(*kernel_times);
@@ -283,7 +287,11 @@ std::string run_to_table(const ScenarioRun& run) {
                        l.at("pipeline").get<int>(), l.at("pipeline_schedule").get<std::string>(), l.at("data").get<int>(),
                        l.at("sequence_parallel").get<bool>() ? ", sequence parallel" : "");
   }
-  out << fmt::format("collectives simulated in {} mode\n\n", s.at("collective_mode").get<std::string>());
+  out << fmt::format("collectives simulated in {} mode", s.at("collective_mode").get<std::string>());
+  if (s.contains("folding"))
+    out << fmt::format("; {} ranks of each data-parallel group of {} simulated for all of it, in the systems that fold",
+                       s.at("folding").at("simulated_data_parallel").get<int>(), s.at("folding").at("data_parallel").get<int>());
+  out << "\n\n";
   std::size_t w = 20;  // the system column fits the longest label
   for (const auto& r : run.results) w = std::max(w, r.system.size());
   out << fmt::format("{:<{}} {:>11} {:>12} {:>10} {:>6} | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n", "system", w,

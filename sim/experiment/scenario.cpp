@@ -302,7 +302,7 @@ const Choices<ModeChoice>& mode_choices() {
 
 CollectiveMode Scenario::collective_mode() const {
   if (mode == ModeChoice::Detailed) return CollectiveMode::Detailed;
-  if (mode == ModeChoice::Coarse || fold_data_parallel > 0) return CollectiveMode::Coarse;
+  if (mode == ModeChoice::Coarse) return CollectiveMode::Coarse;
   return static_cast<int>(topology.gpus().size()) <= kDetailedMaxGpus ? CollectiveMode::Detailed
                                                                        : CollectiveMode::Coarse;
 }
@@ -426,12 +426,8 @@ Scenario scenario_from_json(const JsonNode& root) {
     if (sim.has("fold_data_parallel")) {
       const JsonNode fold = sim.at("fold_data_parallel");
       s.fold_data_parallel = static_cast<int>(fold.as_int(2, 1 << 20));
-      if (s.fold_data_parallel > s.layout.data)
-        fold.fail(fmt::format("{} simulated ranks of a data-parallel group of {}: at most the group",
-                              s.fold_data_parallel, s.layout.data));
-      if (s.fold_data_parallel == s.layout.data) s.fold_data_parallel = 0;  // nothing to fold
-      if (s.fold_data_parallel > 0 && s.mode == ModeChoice::Detailed)
-        fold.fail("folded collectives run in coarse mode: remove simulation.mode \"detailed\" or the folding");
+      // At most K ranks of each group: a group of K or fewer runs whole (a sweep's small clusters).
+      if (s.fold_data_parallel >= s.layout.data) s.fold_data_parallel = 0;  // nothing to fold
     }
   }
   return s;

@@ -82,7 +82,7 @@ struct Scenario {
   topologies::RouteChoice routing = topologies::RouteChoice::EcmpHash;  // simulation.routing
   int flow_splitting = 1;  // simulation.flow_splitting: sub-flows per flow between NICs under ECMP
   // simulation.fold_data_parallel: simulate this many ranks of every data-parallel group, standing
-  // for all of them (docs/performance.md, "Folding"); 0: every rank.
+  // for all of them (docs/performance.md, "Folding"); 0, or K at least the group: every rank.
   int fold_data_parallel = 0;
   // "prices": a shipped price list's name or a file (default models::kDefaultPriceList); false: none.
   std::optional<models::PriceList> prices;

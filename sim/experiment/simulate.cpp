@@ -235,8 +235,6 @@ SystemSimulation start_parallel_system(const ParallelWorkload& workload, const t
   const int fold = options.fold_data_parallel;
   if (fold < 0 || fold == 1)
     throw std::invalid_argument(fmt::format("fold_data_parallel {}: simulate 2 or more ranks of a group (0: all)", fold));
-  if (fold > 0 && options.mode == CollectiveMode::Detailed)
-    throw std::invalid_argument("folded data-parallel groups need coarse collectives");
   const bool folds = fold > 0 && fold < layout.data && system.folds_data_parallel();
   const int simulated_data = folds ? fold : layout.data;
   const int simulated_gpus = layout.tensor * layout.pipeline * simulated_data;

@@ -39,7 +39,7 @@ struct SimulationOptions {
   // Folding: simulate only the first `fold_data_parallel` ranks of every data-parallel group (0:
   // all), standing for the whole group, in systems that fold (System::folds_data_parallel); the
   // others simulate every rank.  The simulated ranks must fill two or more servers of the group
-  // (DataParallelCollectives::represent); coarse collectives only.  Exact where a rank's traffic meets only its own and its ring neighbours'
+  // (DataParallelCollectives::represent); detailed or coarse collectives (collectives.hpp).  Exact where a rank's traffic meets only its own and its ring neighbours'
   // links, and its server's resources are its server's ranks' alone (docs/performance.md).
   int fold_data_parallel = 0;
 };

@@ -103,7 +103,7 @@ class SwitchMulticast {
     void add_port(std::unique_ptr<Port> port, const std::string& name) {
       Port* p = port.get();
       ports_.push_back(std::move(port));
-      simgrid::s4u::Actor::create(name, p->host, [this, p] { receive(*p); })->daemonize();
+      simgrid::s4u::Actor::create(name, p->host, [p] { receive(*p); })->daemonize();
     }
     void start(const std::string& name) {
       simgrid::s4u::Actor::create(name, switch_, [this] { replicate(); })->daemonize();
