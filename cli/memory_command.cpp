@@ -15,8 +15,11 @@
 #include "common/units.hpp"
 #include "sim/engine/hardware.hpp"
 #include "sim/experiment/scenario.hpp"
+#include "sim/experiment/stage_fit.hpp"
 #include "sim/systems/registry.hpp"
+#include "workloads/layer_accounting.hpp"
 #include "workloads/model_catalog.hpp"
+#include "workloads/parallel_layout.hpp"
 
 namespace {
 
@@ -79,26 +82,39 @@ void print(const std::vector<Row>& rows, const luwu::Json& context, const std::s
   for (const auto& r : rows) std::cout << "  " << r.system << ": " << (r.problem.empty() ? r.footprint.reason : r.problem) << "\n";
 }
 
-// The scenario's systems on its cluster, judged by System::fit as `run` judges them.
+// The scenario's systems on its cluster, judged as `run` judges them: under a tensor x pipeline
+// layout each stage's GPUs and optimizer node, and the stage that fits worst is the row.
 int run_scenario_memory(const MemoryArgs& a) {
   const auto scenario = luwu::sim::load_scenario(a.scenario);
-  const Trace trace = luwu::sim::scenario_trace(scenario);
+  const std::vector<Trace> stages = luwu::sim::scenario_stage_traces(scenario);
+  luwu::sim::ParallelWorkload workload{scenario.layout, {}};
+  for (const auto& stage : stages) workload.stages.push_back(&stage);
   const auto& hardware = scenario.hardware;
   std::vector<Row> rows;
   for (const auto& system : scenario.systems) {
     if (a.system != "all" && a.system != system->label() && a.system != system->name()) continue;
-    auto fit = system->fit(trace, hardware);
-    rows.push_back({system->label(), fit.footprint, fit.problem});
+    const auto fit = luwu::sim::worst_stage_fit(workload, hardware, scenario.topology.optimizer_nodes().size(), *system);
+    rows.push_back({system->label(), fit.fit().footprint, fit.problem()});
   }
   if (rows.empty()) throw std::invalid_argument("--system " + a.system + " is not one of the scenario's systems");
   const int workers = static_cast<int>(scenario.topology.gpus().size());
-  const luwu::Json context = {{"scenario", scenario.name},     {"model", scenario.model.name},
-                              {"params", trace.total_params()}, {"workers", workers},
-                              {"gpu", hardware.gpu.name},       {"gpu_memory_bytes", hardware.gpu.hbm_bytes}};
-  const std::string heading =
-      fmt::format("{}: {} ({} params), {} workers x {} ({})\n", scenario.name, scenario.model.name,
-                  units::count(static_cast<double>(trace.total_params())), workers, hardware.gpu.name,
-                  units::bytes(hardware.gpu.hbm_bytes));
+  std::uint64_t params = 0;  // the whole model's, not one stage's
+  if (scenario.layout.whole_model_per_gpu())
+    params = stages.front().total_params();
+  else
+    for (const auto& layer : layer_infos(scenario.model, scenario.training)) params += layer.params;
+  luwu::Json context = {{"scenario", scenario.name}, {"model", scenario.model.name},
+                        {"params", params},          {"workers", workers},
+                        {"gpu", hardware.gpu.name},  {"gpu_memory_bytes", hardware.gpu.hbm_bytes}};
+  std::string heading = fmt::format("{}: {} ({} params), {} workers x {} ({})\n", scenario.name, scenario.model.name,
+                                    units::count(static_cast<double>(params)), workers, hardware.gpu.name,
+                                    units::bytes(hardware.gpu.hbm_bytes));
+  if (!scenario.layout.whole_model_per_gpu()) {
+    const auto& l = scenario.layout;
+    context["parallelism"] = layout_to_json(l);
+    heading += fmt::format("layout: tensor {} x pipeline {} x data {}: per GPU of the stage that fits worst\n",
+                           l.tensor, l.pipeline, l.data);
+  }
   print(rows, context, heading, a.json, a.system != "all");
   return 0;
 }

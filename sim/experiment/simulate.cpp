@@ -18,6 +18,7 @@
 #include "sim/engine/model_parallel_comm.hpp"
 #include "sim/experiment/isolated_run.hpp"
 #include "sim/experiment/spine_utilization.hpp"
+#include "sim/experiment/stage_fit.hpp"
 #include "sim/systems/schedule.hpp"
 #include "topologies/lowering.hpp"
 
@@ -239,27 +240,15 @@ SystemSimulation start_parallel_system(const ParallelWorkload& workload, const t
   const int simulated_data = folds ? fold : layout.data;
   const int simulated_gpus = layout.tensor * layout.pipeline * simulated_data;
 
-  // Each stage's GPUs hold that stage's share of the model, partitioned (by the systems that
-  // partition) over their data-parallel group: the stage that fits worst decides.
-  Hardware group_hardware = hardware;
-  group_hardware.workers = layout.data;
-  const std::vector<Hardware> stage_hw = stage_hardware(workload, group_hardware, topology.optimizer_nodes().size());
-  std::vector<Fit> fits;
-  std::size_t worst = 0;
-  for (std::size_t p = 0; p < workload.stages.size(); ++p) {
-    fits.push_back(system.fit(*workload.stages[p], stage_hw[p]));
-    const Fit& f = fits.back();
-    const Fit& w = fits[worst];
-    if ((!f.runs() && w.runs()) || (f.runs() == w.runs() && f.footprint.gpu_total_bytes() > w.footprint.gpu_total_bytes()))
-      worst = p;
-  }
-  const Fit& fit = fits[worst];
+  // The stage that fits worst decides (stage_fit.hpp).
+  const StageFit stage_fit = worst_stage_fit(workload, hardware, topology.optimizer_nodes().size(), system);
+  const Fit& fit = stage_fit.fit();
   SystemResult result;
   if (!fit.runs() && options.check_memory) {
     result.system = system.label();
     result.workers = world;
     result.feasible = false;
-    result.reason = layout.pipeline > 1 ? fmt::format("pipeline stage {}: {}", worst, fit.problem) : fit.problem;
+    result.reason = stage_fit.problem();
     result.memory = footprint_to_json(fit.footprint);
     return SystemSimulation(std::move(result));
   }
@@ -281,7 +270,7 @@ SystemSimulation start_parallel_system(const ParallelWorkload& workload, const t
   result.gpu_peak_memory_bytes.resize(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r)
     result.gpu_peak_memory_bytes[static_cast<std::size_t>(r)] = static_cast<double>(
-        fits[static_cast<std::size_t>(parallel_coords(layout, r).stage)].footprint.gpu_total_bytes());
+        stage_fit.stages[static_cast<std::size_t>(parallel_coords(layout, r).stage)].footprint.gpu_total_bytes());
   // The child is forked here: it reads workload, topology and hardware as they are now.
   auto child = IsolatedChild::start(
       [&] { return simulate_in_this_process(workload, topology, hardware, system, options, simulated_data).dump(); },

@@ -98,3 +98,25 @@ TEST_CASE("run: the shipped tensor x pipeline x data scenario reports its layout
   CHECK(pipeline > 0);
   CHECK(tensor + pipeline <= r["breakdown_s"]["exposed_communication"].get<double>() * (1 + 1e-12));
 }
+
+TEST_CASE("memory: a tensor x pipeline x data scenario is judged per stage, as run judges it") {
+  const std::string scenario = std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/parallelism/gpt3-1.3b-tp8-pp2-dgx.json";
+  const auto table = run_luwusim("memory " + scenario);
+  REQUIRE(table.exit_code == 0);
+  CHECK(contains(table.out, "layout: tensor 8 x pipeline 2 x data 2"));
+  const auto memory = run_luwusim("memory " + scenario + " --system ddp --json");
+  REQUIRE(memory.exit_code == 0);
+  const json row = json::parse(memory.out);
+  const auto ran = run_luwusim("run " + scenario + " --system ddp --json");
+  REQUIRE(ran.exit_code == 0);
+  const json result = json::parse(ran.out)["results"][0];
+  CHECK(row["system"] == result["system"]);
+  CHECK(row["runs"] == result["feasible"]);
+  for (const char* key : {"gpu_params_bytes", "gpu_grads_bytes", "gpu_optimizer_bytes", "gpu_activation_bytes",
+                          "gpu_total_bytes", "host_bytes_per_worker"})
+    CHECK(row[key] == result["memory"][key]);
+  // A GPU holds one stage's tensor slice: GPT-3 1.3B's 2.6 GB of fp16 parameters over 8 x 2, with
+  // the first stage's embedding (50,257 x 2,048 x 2 B / 8) on top; not the whole model's.
+  CHECK(row["gpu_params_bytes"].get<double>() < 2 * 1.32e9 / 16 + 50257.0 * 2048 * 2 / 8 + 1e7);
+  CHECK(row["parallelism"]["tensor"] == 8);
+}
