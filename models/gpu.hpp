@@ -1,19 +1,21 @@
 #pragma once
-// A GPU as a few numbers: peak FLOP/s per precision, HBM capacity and bandwidth, the efficiency a
-// GEMM achieves as a function of its shape, and how much compute throughput is lost while other
-// work uses the GPU (a GPU-executed collective kernel, or a SmartNIC writing into HBM by DMA).
+// A GPU as a few numbers: peak FLOP/s per precision, HBM capacity and bandwidth, the matrix rate
+// it achieves, and how much compute throughput is lost while other work uses the GPU (a
+// GPU-executed collective kernel, or a SmartNIC writing into HBM by DMA).
 //
-// GEMM efficiency model (C[m x n] = A[m x k] B[k x n]):
-//   efficiency(m, n, k) = gemm_efficiency_max * d / (d + gemm_half_efficiency_dim),
-//   d = 3 / (1/m + 1/n + 1/k)   (harmonic mean of the three dimensions)
-// Why the harmonic mean: a GEMM's arithmetic intensity is m n k / (m k + k n + m n) elements per
-// element moved = d / 3, so the smallest dimension dominates, as it does in practice (a skinny
-// GEMM under-fills the SMs and is memory-bound).  The saturating factor d / (d + d_half) reaches
-// one half at d = d_half and tends to 1 for large shapes, where the efficiency tends to
-// gemm_efficiency_max, which the shipped profiles anchor to published large-run efficiencies
-// (Megatron-LM: 52% of A100 peak, 48% of V100 peak).  The shipped d_half = 3 * peak / hbm_bandwidth
-// follows from a non-overlapped roofline t = F/P + B/W with minimal traffic: for fp16 GEMMs
-// F = 2mnk, B = 2(mk + kn + mn), so F/B = d/3 and efficiency = 1 / (1 + (P/W) / (d/3)) = d / (d + 3P/W).
+// A GEMM (C[m x n] = A[m x k] B[k x n], `batch` of them in one kernel) follows NVIDIA's
+// "Matrix Multiplication Background" guide (DU-09799-001, chapters 2 and 3):
+//   time = max(F / (peak x gemm_efficiency_max), B / (hbm_bandwidth x hbm_efficiency)) / waves
+//   F = 2 batch m n k,  B = batch (m k + k n + m n) x element bytes (each operand moved once),
+//   waves = tiles / (ceil(tiles / sm_count) x sm_count),  tiles = batch ceil(m / T) ceil(n / T)
+// Math- or memory-limited by its arithmetic intensity against the GPU's ops:byte ratio (the
+// overlapped roofline: a tiled GEMM streams its operands while the tensor cores work), and the
+// last wave of thread blocks leaves SMs idle (wave quantization; T = kernel_tile, the output tile
+// of one thread block).  gemm_efficiency_max is a measured maximum achievable matmul rate over
+// peak (MAMF, stas00/ml-engineering), taken at a shape whose waves are full or nearly so: the
+// shipped profiles divide the measured rate by that shape's wave factor.  Kernels that are not
+// GEMMs stream HBM at hbm_efficiency of its bandwidth (a measured share: no kernel reaches the
+// datasheet rate).
 #include "models/precision.hpp"
 #include "models/profile.hpp"
 
@@ -26,29 +28,34 @@ struct GpuSpec {
   double peak_fp32_flops = 0;            // FLOP/s
   double hbm_bytes = 0;
   double hbm_Bps = 0;
-  double gemm_efficiency_max = 0;        // fraction of peak reached by very large GEMMs
-  double gemm_half_efficiency_dim = 0;   // elements: harmonic-mean dim at which efficiency is half the max
+  double gemm_efficiency_max = 0;        // measured maximum achievable matmul rate / peak, at full waves
+  double hbm_efficiency = 1;             // share of hbm_Bps a streaming kernel achieves
   double collective_interference = 0;    // fraction of compute throughput lost while a collective kernel runs
   double dma_interference = 0;           // fraction lost while a NIC DMA-writes into HBM
   // Kernel-level scheduling (sim/engine/gpu_device.hpp).  0 SMs: unknown, every kernel fills the GPU.
   int sm_count = 0;
-  double kernel_tile_elements = 128;     // edge of a kernel's output tile: one thread block per tile
+  double kernel_tile_elements = 128;     // edge of a kernel's output tile: one thread block per tile (and GEMM waves)
   double collective_sm_share = 0;        // SMs a collective kernel needs to launch, as a share
   double collective_bandwidth_drop = 0;  // share of a collective's bandwidth lost beside a GEMM
 
   // Peak FLOP/s at that precision; std::invalid_argument if the GPU does not support it.
   double peak_flops(Precision p) const;
-  // Fraction of peak achieved by a GEMM of shape (m, n, k); all dims must be positive.
-  double gemm_efficiency(double m, double n, double k) const;
-  // The same model for any kernel, by its arithmetic intensity: d = 3 x FLOPs / (2 x elements
-  // moved), which for a GEMM with minimal traffic is the harmonic-mean dimension.
-  double intensity_efficiency(double d) const;
-  // flops / (peak(p) * gemm_efficiency(m, n, k)).
-  double compute_time_s(double flops, double m, double n, double k, Precision p) const;
+  // HBM bytes/s a streaming kernel achieves: hbm_Bps x hbm_efficiency.
+  double achieved_hbm_Bps() const { return hbm_Bps * hbm_efficiency; }
+  // Share of the SMs' last wave that is busy: tiles / (ceil(tiles / sm_count) x sm_count); 1 when
+  // sm_count is unknown.  `tiles` must be positive.
+  double wave_efficiency(double tiles) const;
+  // The GEMM model above: `batch` GEMMs of (m, n, k) at precision p; all dims must be positive.
+  double gemm_time_s(double m, double n, double k, Precision p, double batch = 1) const;
+  // Its FLOPs over peak x time: the fraction of peak the GEMM achieves.
+  double gemm_efficiency(double m, double n, double k, Precision p = Precision::Fp16, double batch = 1) const;
+  // A matrix kernel that is not one GEMM (fused attention): the same roofline without waves,
+  // max(flops / (peak x gemm_efficiency_max), bytes / achieved_hbm_Bps()).
+  double matrix_kernel_time_s(double flops, double bytes, Precision p) const;
   // Share of the SMs a kernel writing `output_elements` occupies: one thread block per
   // kernel_tile_elements^2 outputs, capped at 1 (every SM busy); 1 when sm_count is unknown.
   double kernel_sm_share(double output_elements) const;
-  // Roofline: max(flops / peak(p), bytes / hbm_Bps), for kernels that are not GEMMs.
+  // Roofline for kernels that are not matrix multiplies: max(flops / peak(p), bytes / achieved_hbm_Bps()).
   double roofline_time_s(double flops, double bytes, Precision p) const;
   // A duration stretched by interference: time / (1 - share) while `share` of throughput is lost.
   static double slowed_time_s(double time_s, double lost_share) { return time_s / (1.0 - lost_share); }

@@ -26,7 +26,7 @@ inline GpuUpdateTimes gpu_update_times(double params, const OptimizerCost& cost,
   GpuUpdateTimes t;
   t.pcie_s = params * std::max(cost.bytes_read_per_param, cost.bytes_written_per_param) /
              pcie.achieved_Bps_per_direction();
-  t.gpu_s = optimizer_update_time_s(params, cost, gpu.hbm_Bps, gpu.hbm_Bps, gpu.peak_fp32_flops);
+  t.gpu_s = optimizer_update_time_s(params, cost, gpu.achieved_hbm_Bps(), gpu.achieved_hbm_Bps(), gpu.peak_fp32_flops);
   t.total_s = std::max(t.pcie_s, t.gpu_s);
   return t;
 }

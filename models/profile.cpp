@@ -167,6 +167,11 @@ Profile profile_from_json(const JsonNode& node) {
   fields.expect_object();
   for (const auto& key : fields.keys()) {
     const FieldSpec* spec = find_field(*kind, key);
+    if (!spec && profile.kind == "gpu" && key == "gemm_half_efficiency_dim")
+      throw InputError(node.file(), fields.path() + "." + key,
+                       "\"gemm_half_efficiency_dim\" was removed: a GEMM's shape now enters through the roofline "
+                       "(hbm_bandwidth x hbm_efficiency) and wave quantization (sm_count, kernel_tile); delete the field "
+                       "(models/gpu.hpp)");
     if (!spec) {
       throw InputError(node.file(), fields.path() + "." + key,
                        "unknown field \"" + key + "\" for kind " + profile.kind + did_you_mean(key, field_names(*kind)));

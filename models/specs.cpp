@@ -24,14 +24,27 @@ double GpuSpec::peak_flops(Precision p) const {
   return peak;
 }
 
-double GpuSpec::gemm_efficiency(double m, double n, double k) const {
-  if (!(m > 0 && n > 0 && k > 0)) throw std::invalid_argument("GEMM dimensions must be positive");
-  return intensity_efficiency(3.0 / (1.0 / m + 1.0 / n + 1.0 / k));
+double GpuSpec::wave_efficiency(double tiles) const {
+  if (!(tiles > 0)) throw std::invalid_argument("a kernel needs at least one tile");
+  if (sm_count <= 0) return 1;
+  const double waves = std::ceil(tiles / sm_count);
+  return tiles / (waves * sm_count);
 }
 
-double GpuSpec::intensity_efficiency(double d) const {
-  if (!(d > 0)) throw std::invalid_argument("arithmetic intensity must be positive");
-  return gemm_efficiency_max * d / (d + gemm_half_efficiency_dim);
+double GpuSpec::gemm_time_s(double m, double n, double k, Precision p, double batch) const {
+  if (!(m > 0 && n > 0 && k > 0 && batch > 0)) throw std::invalid_argument("GEMM dimensions must be positive");
+  const double flops = 2 * batch * m * n * k;
+  const double bytes = batch * (m * k + k * n + m * n) * bytes_per_element(p);
+  const double tiles = batch * std::ceil(m / kernel_tile_elements) * std::ceil(n / kernel_tile_elements);
+  return matrix_kernel_time_s(flops, bytes, p) / wave_efficiency(tiles);
+}
+
+double GpuSpec::gemm_efficiency(double m, double n, double k, Precision p, double batch) const {
+  return 2 * batch * m * n * k / (peak_flops(p) * gemm_time_s(m, n, k, p, batch));
+}
+
+double GpuSpec::matrix_kernel_time_s(double flops, double bytes, Precision p) const {
+  return std::max(flops / (peak_flops(p) * gemm_efficiency_max), bytes / achieved_hbm_Bps());
 }
 
 double GpuSpec::kernel_sm_share(double output_elements) const {
@@ -40,12 +53,8 @@ double GpuSpec::kernel_sm_share(double output_elements) const {
   return std::min(1.0, blocks / sm_count);
 }
 
-double GpuSpec::compute_time_s(double flops, double m, double n, double k, Precision p) const {
-  return flops / (peak_flops(p) * gemm_efficiency(m, n, k));
-}
-
 double GpuSpec::roofline_time_s(double flops, double bytes, Precision p) const {
-  return std::max(flops / peak_flops(p), bytes / hbm_Bps);
+  return std::max(flops / peak_flops(p), bytes / achieved_hbm_Bps());
 }
 
 GpuSpec gpu_from_profile(const Profile& p) {
@@ -58,7 +67,7 @@ GpuSpec gpu_from_profile(const Profile& p) {
   g.hbm_bytes = p.get("hbm_capacity");
   g.hbm_Bps = p.get("hbm_bandwidth");
   g.gemm_efficiency_max = p.get("gemm_efficiency_max");
-  g.gemm_half_efficiency_dim = p.get("gemm_half_efficiency_dim");
+  g.hbm_efficiency = p.get_or("hbm_efficiency", 1);
   g.collective_interference = p.get("collective_interference");
   g.dma_interference = p.get("dma_interference");
   g.sm_count = static_cast<int>(p.get_or("sm_count", 0));

@@ -389,6 +389,8 @@ ChakraGraph trace_to_chakra(const Trace& trace) {
                  make_attr("luwusim.output_elements", "double_val", k.output_elements)};
       if (k.kind == KernelKind::Gemm)
         n.attrs.push_back(make_attr("luwusim.gemm_mnk", "int64_list", Json::array({k.gemm.m, k.gemm.n, k.gemm.k})));
+      if (k.kind == KernelKind::Gemm && k.gemm.batch != 1)
+        n.attrs.push_back(make_attr("luwusim.gemm_batch", "int64_val", k.gemm.batch));
       if (k.params > 0) n.attrs.push_back(make_attr("luwusim.params", "uint64_val", u64(k.params)));
       if (k.measured_s > 0) {
         n.attrs.push_back(make_attr("luwusim.measured_s", "double_val", k.measured_s));
@@ -476,6 +478,7 @@ Trace rebuild_trace(const ChakraGraph& g, const std::vector<std::size_t>& order,
         if (!mnk->value.is_array() || mnk->value.size() != 3)
           throw InputError(g.file, mnk->path, "expected an int64_list of m, n and k");
         k["gemm"] = Json{{"m", mnk->value[0]}, {"n", mnk->value[1]}, {"k", mnk->value[2]}};
+        if (const auto* batch = n.attr("luwusim.gemm_batch")) k["gemm"]["batch"] = batch->value;
       }
       if (const auto* p = n.attr("luwusim.params")) k["params"] = p->value;
       if (const auto* m = n.attr("luwusim.measured_s")) k["measured_s"] = m->value;

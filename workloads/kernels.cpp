@@ -18,6 +18,7 @@ namespace {
 struct Dims {
   double T, b, s, h, a, kv, f, V, e;
   bool swiglu, fused_attention, biases;
+  int score_passes;
   std::uint64_t norm_params;
   double t;           // tensor-parallel GPUs: the split regions' widths are / t
   double T_whole;     // tokens of the tensors outside them: T, or T / t with sequence parallelism
@@ -28,14 +29,15 @@ Kernel with_params(Kernel k, double matrix, double bias, bool biases) {
   return k;
 }
 
-Kernel gemm(std::string name, double m, double n, double k, double e) {
+Kernel gemm(std::string name, double m, double n, double k, double e, double batch = 1) {
   Kernel g;
   g.name = std::move(name);
   g.kind = KernelKind::Gemm;
-  g.flops = 2 * m * n * k;
-  g.bytes = e * (m * k + k * n + m * n);
-  g.output_elements = m * n;
-  g.gemm = {static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), static_cast<std::int64_t>(k)};
+  g.flops = 2 * batch * m * n * k;
+  g.bytes = e * batch * (m * k + k * n + m * n);
+  g.output_elements = batch * m * n;
+  g.gemm = {static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), static_cast<std::int64_t>(k),
+            static_cast<std::int64_t>(batch)};
   return g;
 }
 
@@ -48,25 +50,40 @@ Kernel elementwise(std::string name, double bytes, double output_elements) {
   return k;
 }
 
-Kernel attention(const Dims& d) {
+// Fused (memory-efficient) attention: one kernel moving Q, K, V and its output.
+Kernel fused_attention(const Dims& d) {
   Kernel k;
   k.name = "attention";
   k.kind = KernelKind::Attention;
   k.flops = 4 * d.b * d.s * d.s * (d.h / d.t);
-  const double qkvo = d.T * (2 * d.h + 2 * d.kv) / d.t;
-  const double scores = d.fused_attention ? 0 : 4 * d.a * d.b * d.s * d.s / d.t;
-  k.bytes = d.e * (qkvo + scores);
+  k.bytes = d.e * d.T * (2 * d.h + 2 * d.kv) / d.t;
   k.output_elements = d.T * d.h / d.t;
   return k;
+}
+
+// Unfused attention on this GPU's a / t heads: Q K^T, the passes over the scores, scores x V.
+std::vector<Kernel> unfused_attention(const Dims& d) {
+  const double heads = d.a / d.t, head_dim = d.h / d.a, batch = d.b * heads;
+  const double scores = batch * d.s * d.s;
+  std::vector<Kernel> out{gemm("attention-scores", d.s, d.s, head_dim, d.e, batch)};
+  if (d.score_passes > 0) out.push_back(elementwise("attention-softmax", d.e * 2 * d.score_passes * scores, scores));
+  out.push_back(gemm("attention-context", d.s, head_dim, d.s, d.e, batch));
+  return out;
 }
 
 // Backward of a GEMM C[m x n] = A[m x k] B[k x n]: dA = dC B^T, then dB = A^T dC.
 void backward_gemm(std::vector<Kernel>& out, const Kernel& fwd, double e) {
   const double m = static_cast<double>(fwd.gemm.m), n = static_cast<double>(fwd.gemm.n),
                k = static_cast<double>(fwd.gemm.k);
-  out.push_back(gemm(fwd.name + " dgrad", m, k, n, e));
-  out.back().params = fwd.params;  // the module's weight is needed from here on
-  out.push_back(gemm(fwd.name + " wgrad", k, n, m, e));
+  const double batch = static_cast<double>(fwd.gemm.batch);
+  // Both move the forward's three matrices and do its FLOPs (kept as computed: a shape's integer
+  // dims can round a width such as GPT-3 13B's head of 5140 / 40 = 128.5).
+  for (Kernel g : {gemm(fwd.name + " dgrad", m, k, n, e, batch), gemm(fwd.name + " wgrad", k, n, m, e, batch)}) {
+    g.flops = fwd.flops;
+    g.bytes = fwd.bytes;
+    out.push_back(std::move(g));
+  }
+  out[out.size() - 2].params = fwd.params;  // the module's weight is needed from the dgrad on
 }
 
 // Column-parallel GEMMs (QKV, FFN up) have n / t output features, row-parallel ones
@@ -78,15 +95,21 @@ std::vector<Kernel> block_forward(const Dims& d) {
   Kernel attention_norm = elementwise("attention-norm", d.e * 2 * d.T_whole * d.h, d.T_whole * d.h);
   Kernel ffn_norm = elementwise("ffn-norm", d.e * 5 * d.T_whole * d.h, d.T_whole * d.h);
   attention_norm.params = ffn_norm.params = d.norm_params;
-  return {attention_norm,
-          with_params(gemm("qkv", d.T, qkv / d.t, d.h, d.e), d.h * (qkv / d.t), qkv / d.t, d.biases),
-          attention(d),
-          with_params(gemm("attention-out", d.T, d.h, d.h / d.t, d.e), (d.h / d.t) * d.h, d.h, d.biases),
-          ffn_norm,
-          with_params(gemm("ffn-up", d.T, up / d.t, d.h, d.e), d.h * (up / d.t), up / d.t, d.biases),
-          elementwise("activation", d.e * (d.swiglu ? 3 : 2) * d.T * (d.f / d.t), d.T * (d.f / d.t)),
-          with_params(gemm("ffn-down", d.T, d.h, d.f / d.t, d.e), (d.f / d.t) * d.h, d.h, d.biases),
-          elementwise("residual", d.e * 3 * d.T_whole * d.h, d.T_whole * d.h)};
+  std::vector<Kernel> out{attention_norm,
+                          with_params(gemm("qkv", d.T, qkv / d.t, d.h, d.e), d.h * (qkv / d.t), qkv / d.t, d.biases)};
+  if (d.fused_attention) {
+    out.push_back(fused_attention(d));
+  } else {
+    for (auto& k : unfused_attention(d)) out.push_back(std::move(k));
+  }
+  for (auto k : {with_params(gemm("attention-out", d.T, d.h, d.h / d.t, d.e), (d.h / d.t) * d.h, d.h, d.biases),
+                 ffn_norm,
+                 with_params(gemm("ffn-up", d.T, up / d.t, d.h, d.e), d.h * (up / d.t), up / d.t, d.biases),
+                 elementwise("activation", d.e * (d.swiglu ? 3 : 2) * d.T * (d.f / d.t), d.T * (d.f / d.t)),
+                 with_params(gemm("ffn-down", d.T, d.h, d.f / d.t, d.e), (d.f / d.t) * d.h, d.h, d.biases),
+                 elementwise("residual", d.e * 3 * d.T_whole * d.h, d.T_whole * d.h)})
+    out.push_back(std::move(k));
+  return out;
 }
 
 std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& d) {
@@ -105,7 +128,8 @@ std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& 
       case KernelKind::Elementwise: {
         Kernel k = *it;
         k.name += " backward";
-        k.bytes = 2 * it->bytes;
+        // A pass over the scores reads its saved tensor and the gradient and writes one: 3 of its 2.
+        k.bytes = (it->name == "attention-softmax" ? 1.5 : 2) * it->bytes;
         out.push_back(k);
         break;
       }
@@ -130,6 +154,7 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.e = static_cast<double>(bytes_per_element(t.dtype));
   d.swiglu = m.ffn_kind == FfnKind::SwiGlu;
   d.fused_attention = t.memory_efficient_attention;
+  d.score_passes = t.attention_score_passes;
   d.biases = m.biases;
   d.norm_params = norm_params(m);
   d.t = tp.tensor;

@@ -7,10 +7,12 @@
 // of `e` bytes (the training dtype):
 //   attention-norm  elementwise  LayerNorm/RMSNorm: reads and writes T x h
 //   qkv             GEMM         T x h by h x (h + 2 kv)
-//   attention       attention    Q K^T and scores x V: 4 b s^2 h FLOPs (the accounting's); fused
-//                                (memory-efficient) it moves Q, K, V and its output; unfused it also
-//                                writes the scores, reads and writes the softmax and reads it again
-//                                (4 a b s^2 elements)
+//   attention       fused (memory-efficient): one attention kernel, 4 b s^2 h FLOPs (the
+//                   accounting's), moving Q, K, V and its output.  Unfused, as PyTorch runs it:
+//     attention-scores   batched GEMM  Q K^T, a b GEMMs of s x d_head by d_head x s
+//     attention-softmax  elementwise   attention_score_passes passes over the a b s^2 scores, each
+//                                      reading and writing them (mask, softmax, dropout)
+//     attention-context  batched GEMM  scores x V, a b GEMMs of s x s by s x d_head
 //   attention-out   GEMM         T x h by h x h
 //   ffn-norm        elementwise  dropout + residual add + norm: 5 T x h elements
 //   ffn-up          GEMM         T x h by h x f (SwiGLU: h x 2f, gate and up in one GEMM)
@@ -20,8 +22,8 @@
 // Backward runs them in reverse; each GEMM C = A B becomes two of equal FLOPs, the input gradient
 // dA = dC B^T (T x n by n x k) and the weight gradient dB = A^T dC (k x T by T x n); attention's
 // backward has twice its forward FLOPs (plus Q K^T once more when memory-efficient, as the
-// accounting counts) and moves twice its bytes; an elementwise kernel's backward moves twice its
-// forward's bytes.  The embedding is a gather forward and a scatter-add backward (3 T x h
+// accounting counts) and moves twice its bytes; the score passes' backward reads two tensors and
+// writes one per pass; any other elementwise kernel's backward moves twice its forward's bytes.  The embedding is a gather forward and a scatter-add backward (3 T x h
 // elements, no FLOPs); the head is the final norm, the LM-head GEMM T x h by h x V and the fused
 // cross entropy, which reads and writes the fp32 logits (4 T V bytes each way).
 // Sub-modules with parameters (Kernel::params): the two norms (gain, and bias for LayerNorm), QKV,
@@ -42,11 +44,12 @@ namespace luwu::workloads {
 enum class KernelKind { Gemm, Attention, Elementwise };
 std::string to_string(KernelKind);
 
-// C[m x n] = A[m x k] B[k x n], in elements.
+// C[m x n] = A[m x k] B[k x n], in elements; `batch` such GEMMs in one kernel (a batched GEMM).
 struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  std::int64_t batch = 1;
 
   bool operator==(const GemmShape&) const = default;
 };

@@ -78,15 +78,19 @@ Json kernel_to_json(const Kernel& k) {
          {"flops", k.flops},
          {"bytes", k.bytes},
          {"output_elements", k.output_elements}};
-  if (k.kind == KernelKind::Gemm) j["gemm"] = Json{{"m", k.gemm.m}, {"n", k.gemm.n}, {"k", k.gemm.k}};
+  if (k.kind == KernelKind::Gemm) {
+    j["gemm"] = Json{{"m", k.gemm.m}, {"n", k.gemm.n}, {"k", k.gemm.k}};
+    if (k.gemm.batch != 1) j["gemm"]["batch"] = k.gemm.batch;
+  }
   if (k.params > 0) j["params"] = k.params;
   if (k.measured_s > 0) j["measured_s"] = k.measured_s;
   return j;
 }
 
 GemmShape gemm_from_json(const JsonNode& node) {
-  node.only_keys({"m", "n", "k"});
-  return {node.at("m").as_int(1, kMaxCount), node.at("n").as_int(1, kMaxCount), node.at("k").as_int(1, kMaxCount)};
+  node.only_keys({"m", "n", "k", "batch"});
+  return {node.at("m").as_int(1, kMaxCount), node.at("n").as_int(1, kMaxCount), node.at("k").as_int(1, kMaxCount),
+          node.get_int("batch", 1, 1, kMaxCount)};
 }
 
 Kernel kernel_from_json(const JsonNode& node) {

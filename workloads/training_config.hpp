@@ -35,6 +35,7 @@ inline DType parse_dtype(const std::string& text) { return choose(text, dtype_ch
 inline constexpr int kMaxMicroBatch = 1 << 20;
 inline constexpr int kMaxSeqLen = 1 << 24;
 inline constexpr int kMaxGradAccum = 1 << 20;
+inline constexpr int kMaxAttentionScorePasses = 16;
 
 struct TrainingConfig {
   int micro_batch = 1;   // sequences per micro-batch on one worker
@@ -47,6 +48,12 @@ struct TrainingConfig {
   // (2*b*s^2*h more FLOPs per block, Algorithm 4 of that paper).  Off: Megatron-style attention as
   // in Korthikanti et al. 2022.
   bool memory_efficient_attention = false;
+  // Without it, the elementwise passes over the a x s x s scores between Q K^T and the scores x V
+  // GEMMs, each reading and writing them once (backward: reading two and writing one).  2:
+  // Megatron-LM's fused scale-mask-softmax and the attention dropout; Hugging Face's OPTAttention
+  // (transformers 4.2x) makes 3: the mask add, the clamp at finfo.min and the softmax (OPT's
+  // attention dropout is 0, which PyTorch skips).  Ignored with memory-efficient attention.
+  int attention_score_passes = 2;
 
   bool operator==(const TrainingConfig&) const = default;
 };

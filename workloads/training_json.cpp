@@ -8,7 +8,8 @@
 namespace luwu::workloads {
 
 TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model) {
-  node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "memory_efficient_attention", "dtype"});
+  node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "memory_efficient_attention",
+                 "attention_score_passes", "dtype"});
   TrainingConfig t;
   t.micro_batch = static_cast<int>(node.at("micro_batch").as_int(1, kMaxMicroBatch));
   t.seq_len = static_cast<int>(node.get_int("seq_len", t.seq_len, 1, kMaxSeqLen));
@@ -21,6 +22,8 @@ TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model
   t.grad_accum = static_cast<int>(node.get_int("grad_accum", t.grad_accum, 1, kMaxGradAccum));
   t.recompute = node.get_bool("recompute", t.recompute);
   t.memory_efficient_attention = node.get_bool("memory_efficient_attention", t.memory_efficient_attention);
+  t.attention_score_passes = static_cast<int>(
+      node.get_int("attention_score_passes", t.attention_score_passes, 0, kMaxAttentionScorePasses));
   if (node.has("dtype")) t.dtype = node.at("dtype").as_choice(dtype_choices(), "dtype");
   try {
     validate_training(model, t);
@@ -36,7 +39,8 @@ Json training_to_json(const TrainingConfig& t) {
               {"grad_accum", t.grad_accum},
               {"recompute", t.recompute},
               {"dtype", to_string(t.dtype)},
-              {"memory_efficient_attention", t.memory_efficient_attention}};
+              {"memory_efficient_attention", t.memory_efficient_attention},
+              {"attention_score_passes", t.attention_score_passes}};
 }
 
 }  // namespace luwu::workloads

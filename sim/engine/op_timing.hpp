@@ -1,10 +1,10 @@
 #pragma once
 // How long an op's kernels take on a GPU, each undisturbed (models/gpu.hpp):
-//   GEMM         flops / (peak(precision) x gemm_efficiency(m, n, k))
-//   attention    flops / (peak(precision) x intensity_efficiency(d)), d = 3 x flops / (2 x bytes / element size):
-//                the same saturating model by arithmetic intensity (a fused kernel moves only Q, K,
-//                V and its output, an unfused one also the scores, workloads/kernels.hpp)
-//   elementwise  the roofline: bytes / hbm_bandwidth (no FLOPs counted, so memory-bound)
+//   GEMM         GpuSpec::gemm_time_s: the measured matmul ceiling or the HBM roofline, whichever
+//                binds, over the last wave's idle SMs (batched GEMMs count every GEMM's tiles)
+//   attention    fused: GpuSpec::matrix_kernel_time_s (the same roofline, no waves); unfused
+//                attention is GEMMs and elementwise kernels (workloads/kernels.hpp)
+//   elementwise  the roofline: bytes / (hbm_bandwidth x hbm_efficiency) (no FLOPs counted)
 //   measured     a kernel with Kernel::measured_s (from a profile) takes that long, on any GPU
 // and how much of the GPU each occupies (GpuSpec::kernel_sm_share).
 #include <string>
@@ -40,17 +40,15 @@ inline KernelRun kernel_run(const workloads::Kernel& k, const models::GpuSpec& g
   }
   switch (k.kind) {
     case workloads::KernelKind::Gemm:
-      if (k.flops > 0)
-        run.seconds = gpu.compute_time_s(k.flops, static_cast<double>(k.gemm.m), static_cast<double>(k.gemm.n),
-                                         static_cast<double>(k.gemm.k), p);
+      if (k.flops > 0) {
+        // The shape's rate applied to the kernel's FLOPs (a trace file may count them differently).
+        const double m = static_cast<double>(k.gemm.m), n = static_cast<double>(k.gemm.n),
+                     kk = static_cast<double>(k.gemm.k), batch = static_cast<double>(k.gemm.batch);
+        run.seconds = gpu.gemm_time_s(m, n, kk, p, batch) * k.flops / (2 * batch * m * n * kk);
+      }
       break;
     case workloads::KernelKind::Attention:
-      if (k.flops > 0) {
-        const double elements = k.bytes / static_cast<double>(workloads::bytes_per_element(dtype));
-        const double efficiency =
-            elements > 0 ? gpu.intensity_efficiency(3 * k.flops / (2 * elements)) : gpu.gemm_efficiency_max;
-        run.seconds = k.flops / (gpu.peak_flops(p) * efficiency);
-      }
+      if (k.flops > 0) run.seconds = gpu.matrix_kernel_time_s(k.flops, k.bytes, p);
       break;
     case workloads::KernelKind::Elementwise: run.seconds = gpu.roofline_time_s(k.flops, k.bytes, p); break;
   }

@@ -19,8 +19,8 @@ const std::vector<KernelRun>& ClusterEnv::kernel_runs(const workloads::TraceOp& 
 
 double RankEnv::gpu_optimizer_time_s(double params) const {
   const auto& g = gpu.spec();
-  return models::optimizer_update_time_s(params, adam_cost(cluster.trace.training.dtype), g.hbm_Bps, g.hbm_Bps,
-                                         g.peak_fp32_flops);
+  return models::optimizer_update_time_s(params, adam_cost(cluster.trace.training.dtype), g.achieved_hbm_Bps(),
+                                         g.achieved_hbm_Bps(), g.peak_fp32_flops);
 }
 
 void RankEnv::model_parallel_op(const workloads::TraceOp& op) {

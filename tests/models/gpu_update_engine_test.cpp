@@ -15,7 +15,7 @@ TEST_CASE("a GPU update over PCIe Gen4 x16 is bound by the 14 B/param each way, 
   const double pcie_Bps = 16e9 * 16 * 128.0 / 130 / 8 * 256 / 282;
   auto t = gpu_update_times(params, adam_mixed_precision_cost(), gpu, pcie);
   CHECK(t.pcie_s == doctest::Approx(params * 14 / pcie_Bps).epsilon(1e-3).scale(0));
-  // In HBM: 28 B/param at 1,555 GB/s.
-  CHECK(t.gpu_s == doctest::Approx(params * 28 / 1555e9).epsilon(1e-3).scale(0));
+  // In HBM: 28 B/param at the 88% of 1,555 GB/s a streaming kernel reaches.
+  CHECK(t.gpu_s == doctest::Approx(params * 28 / (0.88 * 1555e9)).epsilon(1e-3).scale(0));
   CHECK(t.total_s == t.pcie_s);
 }

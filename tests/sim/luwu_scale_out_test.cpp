@@ -103,7 +103,9 @@ TEST_CASE("luwu parameter_residency per-iteration: the node sends each parameter
   const int n = 4, layers = 3, m = 3;
   const double p = 8e6;
   const auto topo = star(n);
-  const auto trace = synthetic_trace(layers, 8'000'000, 1e12, m);
+  // 1e11 FLOPs per op: a layer's compute (under 1 ms) shorter than its 16 MB of parameters on the
+  // wire, so what the node sends per micro-batch is exposed.
+  const auto trace = synthetic_trace(layers, 8'000'000, 1e11, m);
   const auto hw = sim::hardware_of(topo);
   const auto per_use = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
   const auto resident =

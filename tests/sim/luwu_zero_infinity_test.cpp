@@ -54,7 +54,7 @@ TEST_CASE("luwu: no collective kernels run on the GPUs, so collective interferen
   auto b = sim::simulate_system(trace, topo, noisy, *make_system("luwu"), {});
   double undisturbed = 0;
   for (const auto& op : trace.ops)
-    undisturbed += hw.gpu.compute_time_s(op.flops, 2048.0, trace.model.hidden, trace.model.hidden, models::Precision::Fp16);
+    undisturbed += gemm_s(hw.gpu, op.flops, 2048.0, trace.model.hidden, trace.model.hidden);
   CHECK(a.breakdown.compute_s == doctest::Approx(undisturbed).epsilon(1e-9).scale(0));
   CHECK(b.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(1e-12).scale(0));
 }

@@ -135,9 +135,9 @@ TEST_CASE("collective interference: a larger override stretches DDP's compute, b
 TEST_CASE("an inline GPU profile with half the fp16 peak and HBM bandwidth doubles the compute time") {
   // The A100's own numbers under another name, with peak_fp16_flops 312 -> 156 TFLOP/s and
   // hbm_bandwidth 1555 -> 777.5 GB/s.  op_timing.hpp: a matrix kernel takes
-  // flops / (peak * efficiency), and the efficiency depends on gemm_efficiency_max and
-  // gemm_half_efficiency_dim (profile fields), not on the peak; an elementwise kernel takes
-  // bytes / hbm_bandwidth: every forward/backward kernel takes exactly twice as long.
+  // max(flops / (peak * gemm_efficiency_max), bytes / (hbm_bandwidth * hbm_efficiency)) over its
+  // waves, an elementwise kernel bytes / (hbm_bandwidth * hbm_efficiency): with both rates halved
+  // every forward/backward kernel takes exactly twice as long.
   // Interference, launch blocking and the bandwidth drop are off in both so that no
   // overlap-dependent stretching enters.
   Json half = shipped_profile_json("a100-40gb-sxm");

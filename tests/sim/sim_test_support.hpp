@@ -106,8 +106,8 @@ inline sim::Hardware quiet_hardware(const topologies::Topology& topo) {
 }
 
 inline double gpu_optimizer_s(const sim::Hardware& hw, double params) {
-  return models::optimizer_update_time_s(params, models::adam_mixed_precision_cost(), hw.gpu.hbm_Bps, hw.gpu.hbm_Bps,
-                                         hw.gpu.peak_fp32_flops);
+  return models::optimizer_update_time_s(params, models::adam_mixed_precision_cost(), hw.gpu.achieved_hbm_Bps(),
+                                         hw.gpu.achieved_hbm_Bps(), hw.gpu.peak_fp32_flops);
 }
 
 // DeepSpeed's CPU Adam (ZeRO-Offload, ZeRO-Infinity): the gradient is widened to fp32 on the GPU,
@@ -125,10 +125,14 @@ inline double cpu_optimizer_s(const sim::Hardware& hw, double params) {
 
 // The kernels' undisturbed time, with the shape synthetic_trace gives its ops (a transformer
 // block's at 2048 tokens).
+// A GEMM kernel of `flops` with shape (m, n, k): the shape's time (models/gpu.hpp) for its FLOPs.
+inline double gemm_s(const models::GpuSpec& g, double flops, double m, double n, double k) {
+  return g.gemm_time_s(m, n, k, models::Precision::Fp16) * flops / (2 * m * n * k);
+}
+
 inline double compute_s(const workloads::Trace& t, const sim::Hardware& hw) {
   double sum = 0;
-  for (const auto& op : t.ops)
-    sum += hw.gpu.compute_time_s(op.flops, 2048.0, t.model.hidden, t.model.hidden, models::Precision::Fp16);
+  for (const auto& op : t.ops) sum += gemm_s(hw.gpu, op.flops, 2048.0, t.model.hidden, t.model.hidden);
   return sum;
 }
 

@@ -2,6 +2,7 @@
 // GPU model, on synthetic traces (so each case isolates compute, communication or overlap).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -140,7 +141,7 @@ TEST_CASE("one worker with interference on: every system runs, DDP and ZeRO-3 ar
   }
 }
 
-TEST_CASE("an op's time is its kernels': GEMMs by shape, attention by intensity, elementwise by HBM bandwidth") {
+TEST_CASE("an op's time is its kernels': GEMMs by shape, attention by the roofline, elementwise by HBM bandwidth") {
   const auto hw = quiet_hardware(star(1));
   const auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), [] {
     workloads::TrainingConfig t;
@@ -153,11 +154,17 @@ TEST_CASE("an op's time is its kernels': GEMMs by shape, attention by intensity,
   // GPT-3 125M: h = 768, 12 heads, FFN 3072; T = 256 tokens of 2 bytes (fp16).
   const double T = 256, h = 768, f = 3072, e = 2;
   const auto& g = hw.gpu;
-  const double P = g.peak_fp16_flops, W = g.hbm_Bps;
-  auto gemm = [&](double m, double n, double k) { return 2 * m * n * k / (P * g.gemm_efficiency(m, n, k)); };
-  // Fused attention moves Q, K, V and its output (4 T h elements) for 4 s^2 h FLOPs: d = 3 F / (2 x elements).
+  const double P = g.peak_fp16_flops, W = g.hbm_Bps * g.hbm_efficiency;
+  // models/gpu.hpp: the measured ceiling or the HBM roofline, over the wave's busy SMs.
+  auto gemm = [&](double m, double n, double k) {
+    const double tiles = std::ceil(m / 128) * std::ceil(n / 128);
+    const double waves = std::ceil(tiles / 108);
+    return std::max(2 * m * n * k / (P * g.gemm_efficiency_max), e * (m * k + k * n + m * n) / W) /
+           (tiles / (waves * 108));
+  };
+  // Fused attention moves Q, K, V and its output (4 T h elements) for 4 s^2 h FLOPs, no waves.
   const double attention_flops = 4 * 256.0 * 256.0 * h;
-  const double attention = attention_flops / (P * g.intensity_efficiency(3 * attention_flops / (2 * 4 * T * h)));
+  const double attention = std::max(attention_flops / (P * g.gemm_efficiency_max), e * 4 * T * h / W);
   const double elementwise = e * (2 * T * h + 5 * T * h + 2 * T * f + 3 * T * h) / W;
   const double expected = gemm(T, 3 * h, h) + attention + gemm(T, h, h) + gemm(T, f, h) + gemm(T, h, f) + elementwise;
   CHECK(sim::op_time_s(trace, block, g) == doctest::Approx(expected).epsilon(1e-12));
@@ -198,4 +205,34 @@ TEST_CASE("in-network collectives (SHARP): each rank sends its contribution to t
   auto none = sim::simulate_system(trace, topo, no_switch, *make_system("ddp", sharp), {});
   CHECK_FALSE(none.feasible);
   CHECK(none.reason.find("in-network") != std::string::npos);
+}
+
+TEST_CASE("NCCL through host memory (GPUDirect RDMA off): every ring step runs at the host's staged rate") {
+  // DDP, communication only, on a star of 4: each bucket's ring all-reduce takes 2 (N - 1) steps
+  // of B / N; a step ends when its flow has crossed the route and the GPU's collective kernel has
+  // moved it through the bounce buffer at the staged rate, max(a + s / b, s / staged).
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  const double staged = 4e9;  // below the 100 Gb/s NIC's goodput
+  hw.worker_host.nccl_host_staged_Bps = staged;
+  sim_test::Path hop = gpu_to_gpu(topo, 0, 1);
+  const std::uint64_t params = 50'000'000;
+  auto trace = synthetic_trace(3, params, 0);
+  const double step = 2.0 * params / n;
+  const double expected = 3 * 2 * (n - 1) * std::max(hop.latency_s + step / hop.bandwidth_Bps, step / staged) +
+                          gpu_optimizer_s(hw, 3.0 * params);
+  auto off = sim::simulate_system(trace, topo, hw, *make_system("ddp", {{"gpu_direct_rdma", "off"}}), {});
+  CHECK(off.iteration_time_s == doctest::Approx(expected).epsilon(1e-3).scale(0));
+  // On this star each GPU shares a PCIe switch with its NIC: "auto" is GPUDirect, as "on" is.
+  auto on = sim::simulate_system(trace, topo, hw, *make_system("ddp", {{"gpu_direct_rdma", "on"}}), {});
+  auto automatic = sim::simulate_system(trace, topo, hw, *make_system("ddp"), {});
+  const double direct = 3 * sim::ring_all_reduce_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps) +
+                        gpu_optimizer_s(hw, 3.0 * params);
+  CHECK(on.iteration_time_s == doctest::Approx(direct).epsilon(1e-3).scale(0));
+  CHECK(automatic.iteration_time_s == on.iteration_time_s);
+  // "off" on a host whose profile gives no staged rate is refused with the reason.
+  hw.worker_host.nccl_host_staged_Bps = 0;
+  CHECK_THROWS_WITH_AS(sim::simulate_system(trace, topo, hw, *make_system("ddp", {{"gpu_direct_rdma", "off"}}), {}),
+                       doctest::Contains("nccl_host_staged_bandwidth"), std::runtime_error);
 }

@@ -158,11 +158,14 @@ TEST_CASE("the kernels of a tensor-parallel block: Megatron's column and row spl
   REQUIRE(fwd.kind == OpKind::Forward);
   const auto& k = t.kernels_of(fwd);
   CHECK(k[1].gemm == GemmShape{2048, 3 * 12288 / 8, 12288});       // QKV, column-parallel
-  CHECK(k[3].gemm == GemmShape{2048, 12288, 12288 / 8});           // attention-out, row-parallel
-  CHECK(k[5].gemm == GemmShape{2048, 4 * 12288 / 8, 12288});       // FFN up, column-parallel
-  CHECK(k[7].gemm == GemmShape{2048, 12288, 4 * 12288 / 8});       // FFN down, row-parallel
+  CHECK(k[5].gemm == GemmShape{2048, 12288, 12288 / 8});           // attention-out, row-parallel
+  CHECK(k[7].gemm == GemmShape{2048, 4 * 12288 / 8, 12288});       // FFN up, column-parallel
+  CHECK(k[9].gemm == GemmShape{2048, 12288, 4 * 12288 / 8});       // FFN down, row-parallel
   CHECK(k[0].output_elements == T * h);                            // the norm on every token, replicated
-  CHECK(k[2].flops == doctest::Approx(4 * 2 * 1024.0 * 1024 * h / 8).epsilon(1e-15));
+  // Attention on this GPU's 96 / 8 heads: Q K^T and scores x V, 2 x 12 batched GEMMs each.
+  CHECK(k[2].gemm == GemmShape{1024, 1024, 128, 2 * 12});
+  CHECK(k[4].gemm == GemmShape{1024, 128, 1024, 2 * 12});
+  CHECK(k[2].flops + k[4].flops == doctest::Approx(4 * 2 * 1024.0 * 1024 * h / 8).epsilon(1e-15));
   for (const auto& op : t.ops) {
     double flops = 0;
     u64 params = 0;

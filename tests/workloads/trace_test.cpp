@@ -161,19 +161,24 @@ TEST_CASE("each op launches its layer's kernels: GEMM shapes and FLOPs of GPT-3 
   const TraceOp& fwd = t.ops[1];  // block_0's forward
   REQUIRE(fwd.kind == OpKind::Forward);
   std::vector<std::string> names;
-  double gemm_flops = 0, attention_flops = 0;
+  double gemm_flops = 0;
   for (const auto& k : t.kernels_of(fwd)) {
     names.push_back(k.name);
     if (k.kind == KernelKind::Gemm) gemm_flops += k.flops;
-    if (k.kind == KernelKind::Attention) attention_flops += k.flops;
+    CHECK(k.kind != KernelKind::Attention);  // unfused: batched GEMMs and elementwise passes
   }
-  CHECK(names == std::vector<std::string>{"attention-norm", "qkv", "attention", "attention-out", "ffn-norm", "ffn-up",
-                                          "activation", "ffn-down", "residual"});
-  // Megatron-LM's count (Narayanan et al. 2021, appendix): 24 T h^2 in the block's GEMMs, 4 b s^2 h in attention.
-  CHECK(gemm_flops == doctest::Approx(24 * T * h * h).epsilon(1e-12));
-  CHECK(attention_flops == doctest::Approx(4 * b * s * s * h).epsilon(1e-12));
+  CHECK(names == std::vector<std::string>{"attention-norm", "qkv", "attention-scores", "attention-softmax",
+                                          "attention-context", "attention-out", "ffn-norm", "ffn-up", "activation",
+                                          "ffn-down", "residual"});
+  // Megatron-LM's count (Narayanan et al. 2021, appendix): 24 T h^2 in the block's GEMMs and 4 b s^2 h in
+  // attention's two batched GEMMs, b a of them each: Q K^T (s x 128 by 128 x s), scores x V (s x s by s x 128).
+  CHECK(gemm_flops == doctest::Approx(24 * T * h * h + 4 * b * s * s * h).epsilon(1e-12));
+  CHECK(t.kernels_of(fwd)[2].gemm == GemmShape{1024, 1024, 128, 2 * 96});
+  CHECK(t.kernels_of(fwd)[4].gemm == GemmShape{1024, 128, 1024, 2 * 96});
+  // The default 2 passes over the b a s^2 scores (fused scale-mask-softmax, dropout), each reading and writing them.
+  CHECK(t.kernels_of(fwd)[3].bytes == doctest::Approx(2.0 * 2 * 2 * (b * 96 * s * s)).epsilon(1e-12));
   CHECK(t.kernels_of(fwd)[1].gemm == GemmShape{2048, 3 * 12288, 12288});
-  CHECK(t.kernels_of(fwd)[5].gemm == GemmShape{2048, 4 * 12288, 12288});
+  CHECK(t.kernels_of(fwd)[7].gemm == GemmShape{2048, 4 * 12288, 12288});
   // Backward: each GEMM C[m x n] = A[m x k] B[k x n] as dA (m x n by n x k) then dB (k x m by m x n).
   const TraceOp& bwd = t.ops[t.ops.size() / 2 - 1];  // micro-step 0's last op: the embedding's backward
   REQUIRE(bwd.kind == OpKind::Backward);
@@ -366,4 +371,40 @@ TEST_CASE("memory-efficient attention drops the 5as^2b activation term and recom
   CHECK(t.layers[1].forward_flops == p.layers[1].forward_flops);
   CHECK(t.layers[1].backward_flops == p.layers[1].backward_flops + 2 * b * s * s * h);
   CHECK(t.layers.back() == p.layers.back());  // the head is unchanged
+}
+
+TEST_CASE("unfused attention: the score passes are a setting, and backward is four batched GEMMs") {
+  // GPT-3 175B, 2 x 1024 tokens: 2 x 96 = 192 score matrices of 1024 x 1024, 2 bytes each.
+  const double scores = 2 * 96 * 1024.0 * 1024.0, e = 2;
+  TrainingConfig hf = training(2, 1024, 1, false);
+  hf.attention_score_passes = 3;  // Hugging Face's OPTAttention: mask add, clamp, softmax
+  Trace t = generate_trace(gpt3_175b(), hf);
+  const auto& fwd = t.kernels_of(t.ops[1]);
+  REQUIRE(fwd[3].name == "attention-softmax");
+  CHECK(fwd[3].bytes == doctest::Approx(3 * 2 * e * scores).epsilon(1e-12));
+  // Backward (reverse order): dP = dO V^T and dV = P^T dO, the passes reading two tensors and
+  // writing one, then dQ = dS K and dK^T = Q^T dS; four GEMMs of 2 b a s^2 d_head FLOPs each.
+  const TraceOp* bwd = nullptr;
+  for (const auto& op : t.ops)
+    if (op.kind == OpKind::Backward && op.layer == 1) bwd = &op;
+  REQUIRE(bwd != nullptr);
+  std::vector<const Kernel*> attention;
+  for (const auto& k : t.kernels_of(*bwd))
+    if (k.name.rfind("attention-", 0) == 0 && k.name.rfind("attention-out", 0) != 0 && k.name.rfind("attention-norm", 0) != 0)
+      attention.push_back(&k);
+  REQUIRE(attention.size() == 5);
+  CHECK(attention[0]->gemm == GemmShape{1024, 1024, 128, 192});  // dP: (s x d) by (d x s)
+  CHECK(attention[1]->gemm == GemmShape{1024, 128, 1024, 192});  // dV^T-shaped: (s x s) by (s x d)
+  CHECK(attention[2]->bytes == doctest::Approx(3 * 3 * e * scores).epsilon(1e-12));
+  CHECK(attention[3]->gemm == GemmShape{1024, 128, 1024, 192});  // dQ
+  CHECK(attention[4]->gemm == GemmShape{128, 1024, 1024, 192});  // dK^T
+  double flops = 0;
+  for (const auto* k : attention) flops += k->flops;
+  CHECK(flops == doctest::Approx(2 * 4 * 2 * 1024.0 * 1024.0 * 12288).epsilon(1e-12));  // twice the forward's 4 b s^2 h
+  // No passes: the two GEMMs alone; a setting beyond the bound is refused.
+  TrainingConfig none = hf;
+  none.attention_score_passes = 0;
+  CHECK(generate_trace(gpt3_175b(), none).kernels_of(generate_trace(gpt3_175b(), none).ops[1]).size() == fwd.size() - 1);
+  none.attention_score_passes = 17;
+  CHECK_THROWS_AS(generate_trace(gpt3_175b(), none), std::invalid_argument);
 }

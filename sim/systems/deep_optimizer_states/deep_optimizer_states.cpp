@@ -163,8 +163,8 @@ class DeepOptimizerStates : public System {
         hw.gpus_per_server *
         models::cpu_optimizer_step_times(hw.worker_host, 1, deepspeed_cpu_adam_cost(trace.training.dtype), placed.shares)
             .total_s;
-    rates.gpu_s_per_param = models::optimizer_update_time_s(1, adam_cost(trace.training.dtype), hw.gpu.hbm_Bps,
-                                                            hw.gpu.hbm_Bps, hw.gpu.peak_fp32_flops);
+    rates.gpu_s_per_param = models::optimizer_update_time_s(1, adam_cost(trace.training.dtype), hw.gpu.achieved_hbm_Bps(),
+                                                            hw.gpu.achieved_hbm_Bps(), hw.gpu.peak_fp32_flops);
     rates.pcie_Bps = hw.gpu_host_Bps;
     // A rank's shard is 1/D of the model over its data-parallel group (the group a fold stands for,
     // and, with model parallelism, not the cluster's GPUs: `trace` is then one stage's share).

@@ -37,7 +37,7 @@ class CompressedSchedule : public Schedule {
     Stream nccl(gpu.name(), "nccl", "communication", gpu.host(), &env.cluster.timeline);
     // The momentum update, error compensation and packing before the exchange, the unpacking
     // after it: elementwise, HBM-bound, on the compute stream.
-    const double codec_s = params * settings_.codec_hbm_bytes_per_param / gpu.spec().hbm_Bps;
+    const double codec_s = params * settings_.codec_hbm_bytes_per_param / gpu.spec().achieved_hbm_Bps();
     gpu.optimizer_step("1-bit compress momentum", codec_s / 2);
     const double signs = params / 8;  // one bit per element (the per-chunk scales are negligible)
     enqueue_gpu_collective(nccl, env, CollectiveOp::ReduceScatter, "onebit-rs", signs, "1-bit signs to their servers");

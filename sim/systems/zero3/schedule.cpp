@@ -81,7 +81,7 @@ class Zero3Schedule : public Schedule {
   // when there is none.
   static CompletionPtr codec(Stream& stream, RankEnv& env, double hbm_bytes, std::string label, CompletionPtr after) {
     if (hbm_bytes <= 0) return after;
-    return stream.enqueue(std::move(label), [&env, seconds = hbm_bytes / env.gpu.spec().hbm_Bps] {
+    return stream.enqueue(std::move(label), [&env, seconds = hbm_bytes / env.gpu.spec().achieved_hbm_Bps()] {
       GpuDevice::LoadScope kernel(env.gpu, GpuDevice::LoadKind::CollectiveKernel);
       simgrid::s4u::this_actor::sleep_for(seconds);
     });
