@@ -40,6 +40,9 @@ struct HostSpec {
   int gpu_count = 0;
   // Per-thread step rates, when the host profile gives them (LuWu's optimizer node's threads).
   std::optional<NodeThreadRates> thread_rates;
+  // The rate NCCL's kernels reach through a host-memory bounce buffer when GPUDirect RDMA is off
+  // (profile field nccl_host_staged_bandwidth); 0: not known for this host.
+  double nccl_host_staged_Bps = 0;
 };
 
 // `host` must be of kind "host"; the others are optional (nullptr) and checked for their kinds.

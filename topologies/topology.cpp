@@ -163,6 +163,25 @@ std::vector<Vertex> Topology::nearest_over_pcie(Vertex from, VertexKind a, Verte
   return out;
 }
 
+bool Topology::reaches_over_pcie_switches(Vertex from, Vertex to) const {
+  std::vector<char> seen(vertex_count(), 0);
+  std::deque<Vertex> queue{from};
+  seen[from] = 1;
+  while (!queue.empty()) {
+    const Vertex u = queue.front();
+    queue.pop_front();
+    for (auto [it, end] = boost::out_edges(u, graph); it != end; ++it) {
+      if (graph[*it].kind != LinkKind::Pcie) continue;
+      const Vertex w = boost::target(*it, graph);
+      if (w == to) return true;
+      if (seen[w] || graph[w].kind != VertexKind::PcieSwitch) continue;
+      seen[w] = 1;
+      queue.push_back(w);
+    }
+  }
+  return false;
+}
+
 // Several GPUs may be equally near several NICs (a PCIe switch with two GPUs and two NICs): the
 // NICs are then shared out in order, the k-th of those GPUs getting NIC k * nics / gpus.
 Vertex Topology::nic_of(Vertex gpu) const {

@@ -79,6 +79,10 @@ class Topology {
   // Throws luwu::InputError if there is none.
   Vertex nic_of(Vertex gpu) const;
   Vertex cpu_of(Vertex gpu) const;
+  // Whether `from` reaches `to` over PCIe links through PCIe switches only, without crossing a CPU's
+  // root complex: NCCL's condition for GPUDirect RDMA between a GPU and a NIC (ncclTopoCheckGdr:
+  // path type at most PATH_PXB, NCCL_NET_GDR_LEVEL's default).
+  bool reaches_over_pcie_switches(Vertex from, Vertex to) const;
   // GPUs whose nic_of() is this NIC.
   std::vector<Vertex> gpus_behind(Vertex nic) const;
   // The first optimizer node (vertex order); optimizer_nodes(): all of them, in vertex order

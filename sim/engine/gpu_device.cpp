@@ -11,7 +11,7 @@
 namespace luwu::sim {
 
 GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline,
-                     SmSharing sharing, double network_goodput_Bps)
+                     SmSharing sharing, double network_goodput_Bps, double host_staged_Bps)
     : rank_(rank),
       host_(host),
       spec_(spec),
@@ -20,11 +20,17 @@ GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& 
       sharing_(sharing),
       mutex_(simgrid::s4u::Mutex::create()),
       boundary_(simgrid::s4u::ConditionVariable::create()) {
-  const double paced_Bps = (1 - spec_.collective_bandwidth_drop) * network_goodput_Bps;
-  // Between GEMMs the engine must never be what limits a collective: it runs at the HBM's rate.
-  if (spec_.collective_bandwidth_drop > 0 && paced_Bps > 0 && paced_Bps < spec_.hbm_Bps) {
-    engine_ = make_pacing_host(host->get_name() + "/collective-engine", {spec_.hbm_Bps, paced_Bps});
-    receive_engine_ = make_pacing_host(host->get_name() + "/collective-engine-receive", {spec_.hbm_Bps, paced_Bps});
+  const bool staged = host_staged_Bps > 0;
+  const double path_Bps = staged && network_goodput_Bps > 0 ? std::min(network_goodput_Bps, host_staged_Bps)
+                                                            : (staged ? host_staged_Bps : network_goodput_Bps);
+  const double paced_Bps = (1 - spec_.collective_bandwidth_drop) * path_Bps;
+  // Between GEMMs the engine must never be what limits a GPUDirect collective: it runs at the
+  // HBM's rate; through host memory it runs at the staged rate.
+  const double free_Bps = staged ? std::min(spec_.hbm_Bps, host_staged_Bps) : spec_.hbm_Bps;
+  if (staged || (spec_.collective_bandwidth_drop > 0 && paced_Bps > 0 && paced_Bps < spec_.hbm_Bps)) {
+    const std::vector<double> speeds{free_Bps, std::min(free_Bps, paced_Bps > 0 ? paced_Bps : free_Bps)};
+    engine_ = make_pacing_host(host->get_name() + "/collective-engine", speeds);
+    receive_engine_ = make_pacing_host(host->get_name() + "/collective-engine-receive", speeds);
   }
 }
 

@@ -58,8 +58,12 @@ class GpuDevice {
  public:
   // `network_goodput_Bps`: the rate a collective reaches through the GPU's NIC; the collective
   // engine's speed during a GEMM is (1 - spec.collective_bandwidth_drop) times it.
+  // `host_staged_Bps` > 0: NCCL's network path goes through a bounce buffer in host memory
+  // (GPUDirect RDMA off) and its kernels reach at most this rate, with or without a GEMM beside
+  // them (the engine's speed is capped at it, and the GEMM's drop applies below it).
   GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& spec, Timeline* timeline,
-            SmSharing sharing = SmSharing::NonPreemptive, double network_goodput_Bps = 0);
+            SmSharing sharing = SmSharing::NonPreemptive, double network_goodput_Bps = 0,
+            double host_staged_Bps = 0);
   // The name its timeline tracks carry ("gpu<rank>" unless renamed: with model parallelism a GPU's
   // rank in its data-parallel group is not its rank in the cluster).
   void rename(std::string name) { name_ = std::move(name); }

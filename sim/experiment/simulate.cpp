@@ -37,6 +37,22 @@ struct DataParallelSlice {
 
 // Runs inside the simulation process: the engine, the platform, one actor per rank.
 // `simulated_data`: the data-parallel ranks of every group simulated (layout.data unfolded).
+// The rate NCCL's kernels reach through host memory when this rank's collectives go that way
+// (CollectiveSettings::gpu_direct_rdma), 0 when they go GPUDirect.
+double nccl_host_staged_Bps(const CollectiveSettings& settings, const topologies::Topology& topo, const RankHosts& rank,
+                            const Hardware& hardware) {
+  if (settings.gpu_direct_rdma == GpuDirectRdma::On || rank.nic == nullptr) return 0;
+  if (settings.gpu_direct_rdma == GpuDirectRdma::Auto &&
+      topo.reaches_over_pcie_switches(topo.vertex(rank.gpu->get_name()), topo.vertex(rank.nic->get_name())))
+    return 0;
+  const double staged = hardware.worker_host.nccl_host_staged_Bps;
+  if (staged > 0) return staged;
+  if (settings.gpu_direct_rdma == GpuDirectRdma::Off)
+    throw std::invalid_argument("gpu_direct_rdma \"off\": the worker host profile \"" + hardware.worker_host.name +
+                                "\" gives no nccl_host_staged_bandwidth, the rate of NCCL's path through host memory");
+  return 0;  // auto, through the host, rate unknown: the route's own links limit it
+}
+
 luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topologies::Topology& topo,
                                     const Hardware& hardware, const System& system,
                                     const SimulationOptions& options, int simulated_data) {
@@ -65,7 +81,8 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
   for (int r : simulated) {
     // The system sees a GPU by its rank in its data-parallel group.
     gpus[r] = std::make_unique<GpuDevice>(parallel_coords(layout, r).data, roles.ranks[r].gpu, gpu_spec, &timeline,
-                                          collective_settings.sm_sharing, hardware.worker_nic.goodput_Bps());
+                                          collective_settings.sm_sharing, hardware.worker_nic.goodput_Bps(),
+                                          nccl_host_staged_Bps(collective_settings, topo, roles.ranks[r], hardware));
     if (model_parallel) gpus[r]->rename("gpu" + std::to_string(r));
   }
   const CollectiveContext context{options.mode, &traffic};

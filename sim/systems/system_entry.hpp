@@ -71,11 +71,19 @@ inline std::vector<std::string> setting_keys(std::initializer_list<std::vector<s
 // Collectives executed by GPU kernels (NCCL): the algorithm, and how a collective kernel gets SMs
 // beside the compute kernels (sim/engine/gpu_device.hpp): "non-preemptive" (what GPUs do: it waits
 // for a kernel boundary), "mps" (SMs statically partitioned) or "preemptive" (hypothetical).
+// Whether NCCL moves network data straight between GPU memory and the NIC (GPUDirect RDMA) or
+// through a bounce buffer in host memory.  "auto" is NCCL's rule (2.20's ncclTopoCheckGdr): direct
+// only where the GPU reaches its NIC through PCIe switches, without crossing the CPU
+// (Topology::reaches_over_pcie_switches); through the host, NCCL's kernels run at the host
+// profile's nccl_host_staged_bandwidth.
+enum class GpuDirectRdma { Auto, On, Off };
+
 struct CollectiveSettings {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Hierarchical;
   SmSharing sm_sharing = SmSharing::NonPreemptive;
+  GpuDirectRdma gpu_direct_rdma = GpuDirectRdma::Auto;
 
-  static std::vector<std::string> keys() { return {"collective_algorithm", "sm_sharing"}; }
+  static std::vector<std::string> keys() { return {"collective_algorithm", "sm_sharing", "gpu_direct_rdma"}; }
   static CollectiveSettings parse(const SystemEntry& entry) {
     static const Choices<CollectiveAlgorithm> names = {{"hierarchical", CollectiveAlgorithm::Hierarchical},
                                                        {"ring", CollectiveAlgorithm::Ring},
@@ -90,6 +98,10 @@ struct CollectiveSettings {
     if (entry.has("collective_algorithm"))
       s.algorithm = entry.at("collective_algorithm").as_choice(names, "collective algorithm");
     if (entry.has("sm_sharing")) s.sm_sharing = entry.at("sm_sharing").as_choice(sharing, "SM sharing");
+    static const Choices<GpuDirectRdma> rdma = {
+        {"auto", GpuDirectRdma::Auto}, {"on", GpuDirectRdma::On}, {"off", GpuDirectRdma::Off}};
+    if (entry.has("gpu_direct_rdma"))
+      s.gpu_direct_rdma = entry.at("gpu_direct_rdma").as_choice(rdma, "GPUDirect RDMA setting");
     return s;
   }
 };

@@ -84,3 +84,25 @@ TEST_CASE("routes: an unreachable pair is an error, not a crash") {
   CHECK_THROWS_AS(shortest_route(t, 0, 1), luwu::InputError);
   CHECK_THROWS_AS(ecmp_routes(t, 0, 1, 4), luwu::InputError);
 }
+
+TEST_CASE("GPUDirect RDMA's path: a GPU reaches its NIC through PCIe switches only, not through the CPU") {
+  // NCCL 2.20's ncclTopoCheckGdr: direct only up to PATH_PXB.  A NIC on the GPU's PCIe switch
+  // qualifies; one on another root port of the CPU does not.
+  Topology t;
+  const EdgeProps pcie{"", LinkKind::Pcie, "", 1e10, 1e-6};
+  for (const auto& [name, kind] : std::vector<std::pair<std::string, VertexKind>>{
+           {"gpu0", VertexKind::Gpu}, {"sw0", VertexKind::PcieSwitch}, {"sw1", VertexKind::PcieSwitch},
+           {"cpu0", VertexKind::Cpu}, {"nic_near", VertexKind::Nic}, {"nic_far", VertexKind::Nic}})
+    t.add_vertex({name, kind, "", 0});
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu0", "sw0"}, {"sw0", "nic_near"}, {"sw0", "cpu0"}, {"cpu0", "sw1"}, {"sw1", "nic_far"}}) {
+    EdgeProps e = pcie;
+    e.name = a + "--" + b;
+    t.add_link(a, b, e);
+  }
+  CHECK(t.reaches_over_pcie_switches(t.vertex("gpu0"), t.vertex("nic_near")));
+  CHECK_FALSE(t.reaches_over_pcie_switches(t.vertex("gpu0"), t.vertex("nic_far")));
+  // The shipped luwu-star puts each worker's NIC on its GPU's PCIe switch.
+  auto star = luwu::topologies::build_luwu_star({});
+  CHECK(star.reaches_over_pcie_switches(star.vertex("gpu0"), star.nic_of(star.vertex("gpu0"))));
+}
