@@ -210,6 +210,7 @@ SCENARIO_DEFAULTS = {
     "collective_interference": 0.15,
     "memory_efficient_attention": False,
     "write_bandwidth": "3.8GB/s",
+    "nccl_host_staged_bandwidth": "6GB/s",
     "swapper": "serial",
 }
 
@@ -222,6 +223,8 @@ def _setting_text(key, value):
         return "attention", "fused" if value else "unfused"
     if leaf == "write_bandwidth":
         return "ssd_write", f"write {value}"
+    if leaf == "nccl_host_staged_bandwidth":
+        return "nccl_path", f"NCCL via host {value}"
     if leaf == "systems":
         labels = [s.get("label", s.get("name")) if isinstance(s, dict) else s for s in value]
         pipelined = any(isinstance(s, dict) and (s.get("pipeline_read") or s.get("pipeline_write")) for s in value)
@@ -243,7 +246,7 @@ def _is_default(point):
 
 def sensitivity(lines, out_dir, name="sensitivity"):
     """LuWu's speedup over ZeRO-Infinity (NVMe) for each variant of the sensitivity sweep."""
-    title = "Sensitivity of LuWu's speedup over ZeRO-Infinity (NVMe)\nCustom-175B, 8 workers, micro-batch 16"
+    title = "Sensitivity of LuWu's speedup\nover ZeRO-Infinity (NVMe)\nCustom-175B, 8 workers, micro-batch 16"
     table, notes = _table(lines)
     bars = []
     for index in sorted({r["index"] for r in table}):
@@ -285,7 +288,8 @@ def sensitivity(lines, out_dir, name="sensitivity"):
     lo, hi = min(b[0] for b in bars), max(b[0] for b in bars)
     notes.append(f"{len(bars)} variants: {lo:.2f}x to {hi:.2f}x; the dark bar is the headline scenario. Each label: "
                  "ZeRO-Infinity's swapper (DeepSpeed pipeline_read/write off = serial), compute lost beside a "
-                 "collective kernel (collective_interference), attention kernel, the worker SSDs' pure write rate.")
+                 "collective kernel (collective_interference), attention kernel, the worker SSDs' pure write rate, the rate "
+                 "of NCCL's path through host memory (nccl_host_staged_bandwidth).")
     return _finish(fig, notes, out_dir, name)
 
 
