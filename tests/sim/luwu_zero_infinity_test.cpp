@@ -342,3 +342,37 @@ TEST_CASE("zero-infinity's swapper settings: defaults, the old name of sub_group
   CHECK(parse_error({{"param_buffer_size", 1.5}}).find("$.systems[0].param_buffer_size") != std::string::npos);
   CHECK(parse_error({{"aio_queue_depth", 8}, {"aio_block_size", 4096}, {"pipeline_write", true}}).empty());
 }
+
+TEST_CASE("checkpoint copies: blocking ones stop the compute stream for each block's copy, as DeepSpeed's do") {
+  // GPT-3 125M, 512 tokens, recompute: 12 checkpoints.  Blocking (DeepSpeed 0.9.3's `.to(cpu)` after
+  // each block's forward, `.to(cuda)` when its recompute is due), the forward waits for every copy
+  // out, each alone on the GPU's path to its host (nothing else goes up it in forward): at least
+  // their sum of I/O stall, where async copies hide behind compute.
+  const int n = 2;
+  auto topo = star(n);
+  auto hw = sim::hardware_of(topo);
+  workloads::TrainingConfig tc;
+  tc.seq_len = 512;
+  tc.recompute = true;
+  auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), tc);
+  const Path up = gpu_to_cpu(topo, 0);
+  double copies_out_s = 0;
+  for (const auto& layer : trace.layers)
+    if (layer.kind == workloads::LayerKind::Transformer) copies_out_s += up.time_s(static_cast<double>(layer.checkpoint_bytes));
+  auto run = [&](const char* system, const char* copies) {
+    Json settings{{"offload_activation_checkpoints", true}};
+    if (copies) settings["checkpoint_copies"] = copies;
+    if (std::string(system) == "zero-infinity") settings["offload"] = "dram";  // the star's workers have no SSDs
+    auto r = sim::simulate_system(trace, topo, hw, *make_system(system, settings), {});
+    REQUIRE(r.feasible);
+    return r;
+  };
+  const auto async = run("luwu", nullptr), blocking = run("luwu", "blocking");
+  CHECK(blocking.breakdown.io_stall_s >= copies_out_s * (1 - 1e-9));
+  CHECK(async.breakdown.io_stall_s < copies_out_s);
+  CHECK(blocking.iteration_time_s > async.iteration_time_s);
+  // ZeRO-Infinity copies as DeepSpeed does unless told otherwise.
+  const auto zinf = run("zero-infinity", nullptr), zinf_blocking = run("zero-infinity", "blocking");
+  CHECK(zinf.iteration_time_s == zinf_blocking.iteration_time_s);
+  CHECK(run("zero-infinity", "async").iteration_time_s < zinf.iteration_time_s);
+}

@@ -130,7 +130,7 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
     s.prefetch = PrefetchSettings::parse(entry);
   }
   s.aggregation = AggregationSettings::parse(entry);
-  s.checkpoints = CheckpointOffloadSettings::parse(entry);
+  s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/false);
   if (entry.has("optimizer_node_dram_share")) {
     s.optimizer_node_dram_share = entry.at("optimizer_node_dram_share").as_positive();
     if (s.optimizer_node_dram_share > 1) entry.at("optimizer_node_dram_share").fail("expected a share in (0, 1]");

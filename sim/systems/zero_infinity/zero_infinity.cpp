@@ -314,7 +314,7 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
   w.param_buffer_size = static_cast<double>(settings.get_int("param_buffer_size", 100000000, 1, 1000000000000ll));
   s.fetch = ParamFetchSettings::parse(entry);
-  s.checkpoints = CheckpointOffloadSettings::parse(entry);
+  s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/true);
   s.collectives = CollectiveSettings::parse(entry);
   s.streams = CollectiveStreamSettings::parse(entry);
   s.placement = StatePlacementSettings::parse(entry);

@@ -237,7 +237,7 @@ ZeroOffloadSettings ZeroOffloadSettings::parse(const SystemEntry& entry, bool wi
   if (with_delayed_update)
     s.delayed_param_update = entry.settings().get_bool("delayed_param_update", s.delayed_param_update);
   s.fp32_gradient_copy = entry.settings().get_bool("fp32_gradient_copy", s.fp32_gradient_copy);
-  s.checkpoints = CheckpointOffloadSettings::parse(entry);
+  s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/true);
   s.collectives = CollectiveSettings::parse(entry);
   s.placement = StatePlacementSettings::parse(entry);
   return s;
