@@ -250,9 +250,11 @@ SystemSimulation start_parallel_system(const ParallelWorkload& workload, const t
   if (layout.gpus() != world || static_cast<int>(workload.stages.size()) != layout.pipeline)
     throw std::invalid_argument(fmt::format("a {} x {} x {} layout with {} stage traces on a cluster of {} GPUs",
                                             layout.tensor, layout.pipeline, layout.data, workload.stages.size(), world));
-  const int fold = options.fold_data_parallel;
+  int fold = options.fold_data_parallel;
   if (fold < 0 || fold == 1)
     throw std::invalid_argument(fmt::format("fold_data_parallel {}: simulate 2 or more ranks of a group (0: all)", fold));
+  // A system whose result needs more simulated ranks than asked gets them (exact, only slower).
+  if (fold > 0) fold = std::max(fold, system.min_folded_data_parallel(hardware));
   const bool folds = fold > 0 && fold < layout.data && system.folds_data_parallel();
   const int simulated_data = folds ? fold : layout.data;
   const int simulated_gpus = layout.tensor * layout.pipeline * simulated_data;

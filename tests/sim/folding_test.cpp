@@ -296,8 +296,17 @@ TEST_CASE("folded and unfolded agree within 1%: ATP with its servers colocated o
   const auto whole = run_data_parallel(trace, topo, "atp", 0, settings);
   check_agree(folded, whole, 16, 4, /*symmetric_bytes*/ false);
   CHECK(folded.sent_bytes_per_worker > whole.sent_bytes_per_worker);
-  // 16 pieces go through 16 servers, 12 of them on workers a fold to 4 leaves out: refused.
-  CHECK_THROWS(run_data_parallel(trace, topo, "atp", 4));
+  // 8 pieces go through 8 servers, 4 of them on workers a fold to 4 leaves out: the fold is raised
+  // to 8 (System::min_folded_data_parallel), which agrees with the whole run.
+  const luwu::Json eight = {{"pipeline_chunks", 8}};
+  const auto raised = run_data_parallel(trace, topo, "atp", 4, eight);
+  REQUIRE(raised.folding.has_value());
+  CHECK(raised.folding->simulated == 8);
+  check_agree(raised, run_data_parallel(trace, topo, "atp", 0, eight), 16, 8, /*symmetric_bytes*/ false);
+  // 16 pieces through 16 servers: the whole group is simulated, the unfolded result itself.
+  const auto whole16 = run_data_parallel(trace, topo, "atp", 4);
+  CHECK_FALSE(whole16.folding.has_value());
+  CHECK(whole16.iteration_time_s == run_data_parallel(trace, topo, "atp", 0).iteration_time_s);
   // Pieces falling back to colocated servers load every worker server: not folded.
   const auto fallback = run_data_parallel(trace, topo, "atp", 4, {{"switch_aggregator_share", 0.5}});
   REQUIRE(fallback.feasible);
