@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct Row {
   std::string system;
   MemoryFootprint footprint;
   std::string problem;  // "" when it runs
+  std::optional<luwu::sim::DeepSpeedEstimate> deepspeed;  // DeepSpeed's own estimate, for its systems
 };
 
 std::string b(std::uint64_t bytes) { return units::bytes(static_cast<double>(bytes)); }
@@ -61,6 +63,10 @@ void print(const std::vector<Row>& rows, const luwu::Json& context, const std::s
       row["system"] = r.system;
       row["runs"] = r.problem.empty();
       row["problem"] = r.problem;
+      if (r.deepspeed)
+        row["deepspeed_estimate"] = {{"estimator", r.deepspeed->estimator},
+                                     {"gpu_bytes", r.deepspeed->gpu_bytes},
+                                     {"cpu_bytes_per_node", r.deepspeed->cpu_bytes_per_node}};
       for (const auto& [key, value] : context.items()) row[key] = value;
       out.push_back(std::move(row));
     }
@@ -80,6 +86,14 @@ void print(const std::vector<Row>& rows, const luwu::Json& context, const std::s
                              r.problem.empty() ? "yes" : "no");
   }
   for (const auto& r : rows) std::cout << "  " << r.system << ": " << (r.problem.empty() ? r.footprint.reason : r.problem) << "\n";
+  // DeepSpeed's own estimators, beside luwusim's accounting (model states only: no activations).
+  for (const auto& r : rows)
+    if (r.deepspeed)
+      std::cout << fmt::format("  {}: DeepSpeed's {}: {} per GPU{}\n", r.system, r.deepspeed->estimator,
+                               units::bytes(r.deepspeed->gpu_bytes),
+                               r.deepspeed->cpu_bytes_per_node > 0
+                                   ? fmt::format(", {} per server", units::bytes(r.deepspeed->cpu_bytes_per_node))
+                                   : "");
 }
 
 // The scenario's systems on its cluster, judged as `run` judges them: under a tensor x pipeline
@@ -94,7 +108,10 @@ int run_scenario_memory(const MemoryArgs& a) {
   for (const auto& system : scenario.systems) {
     if (a.system != "all" && a.system != system->label() && a.system != system->name()) continue;
     const auto fit = luwu::sim::worst_stage_fit(workload, hardware, scenario.topology.optimizer_nodes().size(), *system);
-    rows.push_back({system->label(), fit.fit().footprint, fit.problem()});
+    // DeepSpeed's estimators are for data parallelism over the whole model.
+    const auto deepspeed = scenario.layout.whole_model_per_gpu() ? system->deepspeed_estimate(stages.front(), hardware)
+                                                                 : std::nullopt;
+    rows.push_back({system->label(), fit.fit().footprint, fit.problem(), deepspeed});
   }
   if (rows.empty()) throw std::invalid_argument("--system " + a.system + " is not one of the scenario's systems");
   const int workers = static_cast<int>(scenario.topology.gpus().size());
@@ -147,7 +164,9 @@ int run_model_memory(const MemoryArgs& a) {
   for (const auto& name : names) {
     auto system = luwu::sim::system_named(name, settings);
     auto footprint = system->memory_footprint(trace, a.workers, gpu_bytes);
-    rows.push_back({name, footprint, footprint.fits ? "" : footprint.reason});
+    luwu::sim::Hardware one_gpu_servers;  // a model alone: single-GPU workers
+    one_gpu_servers.workers = a.workers;
+    rows.push_back({name, footprint, footprint.fits ? "" : footprint.reason, system->deepspeed_estimate(trace, one_gpu_servers)});
   }
   const luwu::Json context = {{"model", model.name},
                               {"params", trace.total_params()},

@@ -4,10 +4,12 @@
 // hold what it keeps off the GPUs, and the schedule of one iteration.  Each system lives in its own
 // folder under sim/systems/ and is listed once in registry.cpp; docs/adding-a-system.md shows how.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sim/engine/data_parallel_collectives.hpp"
 #include "sim/engine/hardware.hpp"
+#include "sim/systems/deepspeed_estimate.hpp"
 #include "sim/systems/schedule.hpp"
 #include "sim/systems/memory_footprint.hpp"
 #include "sim/systems/system_entry.hpp"
@@ -50,6 +52,11 @@ class System {
   // The fewest data-parallel ranks a fold must simulate for its result to stand for the whole
   // group on this hardware (0: any); a smaller fold asked for is raised to it, up to the group.
   virtual int min_folded_data_parallel(const Hardware&) const { return 0; }
+  // DeepSpeed's own estimate of this configuration's model-state memory, for the systems that are
+  // DeepSpeed configurations (deepspeed_estimate.hpp); none for the others.
+  virtual std::optional<DeepSpeedEstimate> deepspeed_estimate(const workloads::Trace&, const Hardware&) const {
+    return std::nullopt;
+  }
   // Its GPU-executed collectives (systems without any keep the defaults, which then do nothing).
   virtual CollectiveSettings collectives() const { return {}; }
   // One iteration: what each rank's actor does; systems with network-side parts start their

@@ -8,6 +8,8 @@
 // local shard.  Then the optimizer steps on the GPU over P/N params.
 #include "sim/systems/zero3/zero3.hpp"
 
+#include <algorithm>
+
 
 #include "sim/systems/zero3/schedule.hpp"
 
@@ -26,6 +28,10 @@ class Zero3 : public System {
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
   bool folds_data_parallel() const override { return true; }
+  std::optional<DeepSpeedEstimate> deepspeed_estimate(const workloads::Trace& trace, const Hardware& hw) const override {
+    return estimate_zero3_model_states(static_cast<double>(trace.total_params()), largest_submodule_params(trace),
+                                       hw.gpus_per_server, std::max(1, hw.workers / hw.gpus_per_server), false, false);
+  }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return make_zero3_schedule(settings_, Zero3Wire{}, env.trace);
   }

@@ -170,6 +170,10 @@ class ZeroOffload : public System {
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     return zero_offload_footprint(settings_, trace, workers, gpu_memory, name());
   }
+  std::optional<DeepSpeedEstimate> deepspeed_estimate(const workloads::Trace& trace, const Hardware& hw) const override {
+    return estimate_zero2_model_states(static_cast<double>(trace.total_params()), hw.gpus_per_server,
+                                       std::max(1, hw.workers / hw.gpus_per_server), true);
+  }
 
   // Each GPU's optimizer state, gradient partition and the parameter shard it sends back, and
   // the activation checkpoints it offloads, in its server's DRAM, the state placed between DRAM
