@@ -20,6 +20,7 @@ struct BandwidthArgs {
   std::vector<int> workers;
   std::string bytes = "1GB";
   std::vector<std::string> mechanisms = {"nccl", "push-pull"};
+  std::string nccl_path = "auto";
   bool json = false;
   bool csv = false;
 };
@@ -51,6 +52,10 @@ const bool registered = luwu::cli::register_command(
           ->check(CLI::PositiveNumber);
       app.add_option("--bytes", a->bytes, "All-reduce buffer size with its unit (default 1GB)");
       app.add_option("--mechanism", a->mechanisms, "nccl, push-pull or push-pull-gpu-kernel (repeatable; default nccl and push-pull)");
+      app.add_option("--gpu-direct-rdma", a->nccl_path,
+                     "NCCL's network path: auto (NCCL's rule on the topology), on, or off (through host memory, at "
+                     "the host profile's nccl_host_staged_bandwidth)")
+          ->capture_default_str();
       auto* json = app.add_flag("--json", a->json, "Print the points as a JSON array");
       app.add_flag("--csv", a->csv, "Print one CSV row per point")->excludes(json);
       return [a]() -> int {
@@ -58,6 +63,12 @@ const bool registered = luwu::cli::register_command(
         if (bytes <= 0) throw std::invalid_argument("--bytes: expected a positive size");
         std::vector<luwu::sim::AllReduceMechanism> mechanisms;
         for (const auto& m : a->mechanisms) mechanisms.push_back(luwu::choose(m, luwu::sim::all_reduce_mechanisms(), "--mechanism"));
+        const auto nccl_path = luwu::choose(
+            a->nccl_path,
+            luwu::Choices<luwu::sim::GpuDirectRdma>{{"auto", luwu::sim::GpuDirectRdma::Auto},
+                                                    {"on", luwu::sim::GpuDirectRdma::On},
+                                                    {"off", luwu::sim::GpuDirectRdma::Off}},
+            "--gpu-direct-rdma");
         luwu::Json base = luwu::load_json_file(a->scenario);
         std::vector<int> workers = a->workers;
         if (workers.empty()) workers.push_back(-1);  // the scenario's own
@@ -73,7 +84,8 @@ const bool registered = luwu::cli::register_command(
                                        scenario.topology.gpus().size(), gemm ? " beside a GEMM" : "")
                         << std::endl;
               points.push_back(luwu::sim::measure_all_reduce_bandwidth(scenario.topology, scenario.hardware,
-                                                                        scenario.training, mechanism, bytes, gemm));
+                                                                        scenario.training, mechanism, bytes, gemm,
+                                                                        nccl_path));
             }
           }
         if (a->json) {

@@ -92,9 +92,10 @@ FIGURES = [
     ("scale_out", ("scale-out-luwu", "scale-out-zero-infinity"), "paper_figures", "scale_out"),
 ]
 TIMELINE_FIGURE = "compute_communication_streams"
-# The paper's microbenchmark: 2, 4 and 8 GPUs, NCCL vs push/pull (and the ablation's kernels).
+# The paper's microbenchmark: 2, 4 and 8 GPUs, NCCL vs push/pull (and the ablation's kernels); NCCL
+# through host memory, as on the testbed's hosts (docs/paper-scenario.md).
 ALL_REDUCE_ARGS = ["--workers", "2", "4", "8", "--bytes", "1GB", "--mechanism", "nccl", "--mechanism", "push-pull",
-                   "--mechanism", "push-pull-gpu-kernel", "--json"]
+                   "--mechanism", "push-pull-gpu-kernel", "--gpu-direct-rdma", "off", "--json"]
 
 
 def sweep_file(dirs, stem):

@@ -37,8 +37,8 @@ void keep_computing_until(GpuDevice& gpu, CompletionPtr until) {
 // A probe is a System only so that simulate_system can run it: it keeps no model state.
 class Probe : public System {
  public:
-  Probe(const SystemEntry& entry, double buffer_bytes, bool beside_gemm)
-      : System(entry), buffer_bytes_(buffer_bytes), beside_gemm_(beside_gemm) {}
+  Probe(const SystemEntry& entry, double buffer_bytes, bool beside_gemm, GpuDirectRdma nccl_path = GpuDirectRdma::Auto)
+      : System(entry), buffer_bytes_(buffer_bytes), beside_gemm_(beside_gemm), nccl_path_(nccl_path) {}
   MemoryFootprint memory_footprint(const workloads::Trace&, int, double) const override {
     MemoryFootprint f;
     f.fits = true;
@@ -47,12 +47,14 @@ class Probe : public System {
   CollectiveSettings collectives() const override {
     CollectiveSettings s;
     s.sm_sharing = SmSharing::Mps;  // the paper measured with SMs partitioned by MPS
+    s.gpu_direct_rdma = nccl_path_;
     return s;
   }
 
  protected:
   double buffer_bytes_;
   bool beside_gemm_;
+  GpuDirectRdma nccl_path_;
 };
 
 class NcclAllReduce : public Probe {
@@ -125,7 +127,7 @@ const std::vector<std::pair<std::string, AllReduceMechanism>>& all_reduce_mechan
 AllReduceBandwidth measure_all_reduce_bandwidth(const topologies::Topology& topology, const Hardware& hardware,
                                                 const workloads::TrainingConfig& training,
                                                 AllReduceMechanism mechanism, double buffer_bytes,
-                                                bool beside_gemm) {
+                                                bool beside_gemm, GpuDirectRdma nccl_path) {
   AllReduceBandwidth point;
   for (const auto& [name, m] : all_reduce_mechanisms())
     if (m == mechanism) point.mechanism = name;
@@ -137,7 +139,9 @@ AllReduceBandwidth measure_all_reduce_bandwidth(const topologies::Topology& topo
   const SystemEntry entry(JsonNode(entry_json, "all-reduce bandwidth"));
   SystemPtr probe;
   switch (mechanism) {
-    case AllReduceMechanism::NcclKernels: probe = std::make_shared<NcclAllReduce>(entry, buffer_bytes, beside_gemm); break;
+    case AllReduceMechanism::NcclKernels:
+      probe = std::make_shared<NcclAllReduce>(entry, buffer_bytes, beside_gemm, nccl_path);
+      break;
     case AllReduceMechanism::PushPullDma:
       probe = std::make_shared<PushPull>(entry, buffer_bytes, beside_gemm, DataMover::NicDma);
       break;

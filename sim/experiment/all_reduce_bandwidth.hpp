@@ -14,6 +14,7 @@
 
 #include "common/json_input.hpp"
 #include "sim/engine/hardware.hpp"
+#include "sim/systems/system_entry.hpp"
 #include "topologies/topology.hpp"
 #include "workloads/trace.hpp"
 
@@ -35,10 +36,11 @@ struct AllReduceBandwidth {
 
 // One all-reduce of `buffer_bytes` (in the trace's dtype: push/pull sends the switch's integer
 // elements) on the cluster.
+// `nccl_path`: NCCL's network path (CollectiveSettings::gpu_direct_rdma); push/pull does not use it.
 AllReduceBandwidth measure_all_reduce_bandwidth(const topologies::Topology& topology, const Hardware& hardware,
                                                 const workloads::TrainingConfig& training,
                                                 AllReduceMechanism mechanism, double buffer_bytes,
-                                                bool beside_gemm);
+                                                bool beside_gemm, GpuDirectRdma nccl_path = GpuDirectRdma::Auto);
 
 luwu::Json all_reduce_bandwidth_to_json(const AllReduceBandwidth& point);
 std::string all_reduce_bandwidth_csv_header();

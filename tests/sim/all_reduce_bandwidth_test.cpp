@@ -75,3 +75,26 @@ TEST_CASE("all-reduce bandwidth: push/pull needs a programmable switch, and says
                                              kBuffer, false);
   CHECK(p.problem.find("programmable switch") != std::string::npos);
 }
+
+TEST_CASE("all-reduce bandwidth: NCCL through host memory moves each ring step at the host's staged rate") {
+  // The paper's testbed: GPUDirect RDMA off, NCCL's kernels at the host's 6 GB/s (below the NIC's
+  // goodput), so each of the 2 (N - 1) steps of B / N takes B / N / 6 GB/s; beside a GEMM the drop
+  // takes its share of that.
+  auto topo = star(4);
+  auto hw = hardware(topo);
+  hw.worker_host.nccl_host_staged_Bps = 6e9;
+  REQUIRE(hw.worker_nic.goodput_Bps() > 6e9);
+  auto run = [&](bool gemm) {
+    auto p = sim::measure_all_reduce_bandwidth(topo, hw, workloads::TrainingConfig{}, sim::AllReduceMechanism::NcclKernels,
+                                               kBuffer, gemm, sim::GpuDirectRdma::Off);
+    REQUIRE(p.problem.empty());
+    return p;
+  };
+  const auto alone = run(false), gemm = run(true);
+  CHECK(alone.time_s == doctest::Approx(6 * (kBuffer / 4) / 6e9).epsilon(1e-6));
+  CHECK(gemm.algbw_Bps / alone.algbw_Bps == doctest::Approx(1 - kDrop).epsilon(1e-3));
+  // Auto on the star (each NIC on its GPU's PCIe switch) is GPUDirect: the NIC's goodput.
+  const auto direct = sim::measure_all_reduce_bandwidth(topo, hw, workloads::TrainingConfig{},
+                                                        sim::AllReduceMechanism::NcclKernels, kBuffer, false);
+  CHECK(direct.time_s < alone.time_s / 1.5);
+}
