@@ -27,9 +27,30 @@ REFERENCE = "luwu"
 
 
 def _table(lines):
-    """Rows of systems that were simulated (feasible or not) and notes for the absent ones."""
-    table = [r for r in rows(lines) if r["system"] is not None and not r.get("error")]
-    return table, _missing_notes(lines, {r["system"] for r in table})
+    """Rows of the systems of every point (feasible, not fitting, or failed: a row with an "error"
+    is never feasible), and notes for the absent systems and for every failure."""
+    table = [r for r in rows(lines) if r["system"] is not None]
+    present = {r["system"] for r in table if not r.get("error")}
+    notes = _missing_notes(lines, present)
+    for system in sorted({r["system"] for r in table if r.get("error")} & present, key=style.system_sort_key):
+        failed = [r for r in table if r["system"] == system and r.get("error")]
+        notes.append(f"{style.system_name(system)} failed at {len(failed)} point(s): {failed[0]['error']}")
+    return table, notes
+
+
+def _why_not(row):
+    """Where a system has no result: "failed" for a simulation that failed (its reason is in the
+    notes), "does not fit" for a configuration that cannot run, "no result" for none."""
+    if row is None:
+        return "no result"
+    return "failed" if row.get("error") else "does not fit"
+
+
+def _reason(row):
+    """The reason written beside a system without a result."""
+    if row.get("error"):
+        return "failed: " + row["error"]
+    return row.get("reason") or "does not fit"
 
 
 def _short_name(label):
@@ -88,10 +109,10 @@ def _breakdown_panel(ax, groups, tick_names=None, show_group_titles=True, refere
         for label, row in entries:
             xpos = positions[i]
             if row is None or not row["feasible"]:
-                why = "no result" if row is None else "does not fit"
+                why = _why_not(row)
                 ax.text(xpos, 0.02 * top, why, rotation=90, ha="center", va="bottom", fontsize=7, color="#333333")
                 table.append([title or "", style.system_name(label), None, None] + [None] * len(style.BREAKDOWN_PARTS)
-                             + [(row or {}).get("reason") or why])
+                             + [_reason(row) if row else why])
                 i += 1
                 continue
             t = row["iteration_time_s"]
@@ -256,7 +277,8 @@ def sensitivity(lines, out_dir, name="sensitivity"):
         point = point_rows[0]["point"]
         text = ", ".join(_setting_text(k, v)[1] for k, v in point.items())
         if luwu is None or zi is None:
-            notes.append(f"{text}: no ratio (LuWu or ZeRO-Infinity absent or does not fit)")
+            failed = next((r["error"] for r in point_rows if r.get("error")), None)
+            notes.append(f"{text}: no ratio ({'failed: ' + failed if failed else 'LuWu or ZeRO-Infinity absent or does not fit'})")
             continue
         bars.append((zi["iteration_time_s"] / luwu["iteration_time_s"], text, _is_default(point),
                      luwu["iteration_time_s"], zi["iteration_time_s"]))
@@ -370,7 +392,8 @@ def mfu_vs_model_size(lines, out_dir, name="mfu_vs_model_size"):
         cells = [m, _params_text(params[m])]
         for s in systems:
             r = best.get((m, s))
-            cells.append(f"{100 * r['mfu']:.1f} ({r['micro_batch']})" if r else "does not fit")
+            failed = any(x["model"] == m and x["system"] == s and x.get("error") for x in table)
+            cells.append(f"{100 * r['mfu']:.1f} ({r['micro_batch']})" if r else "failed" if failed else "does not fit")
         cells.append(f"{ratios[i]:.2f}x" if i in ratios else "")
         t.append(cells)
     figures.TABLES[name] = (columns, t)
@@ -410,9 +433,14 @@ def throughput_vs_micro_batch(lines, out_dir, name="throughput_vs_micro_batch"):
         for system in systems:
             pts = [(mb, by[(system, mb)]["tokens_per_s"]) for mb in mbs
                    if (system, mb) in by and by[(system, mb)]["feasible"]]
-            unfit = [mb for mb in mbs if (system, mb) in by and not by[(system, mb)]["feasible"]]
+            unfit = [mb for mb in mbs if (system, mb) in by and not by[(system, mb)]["feasible"]
+                     and not by[(system, mb)].get("error")]
+            failed = [mb for mb in mbs if (system, mb) in by and by[(system, mb)].get("error")]
             if unfit:
                 notes.append(f"{model}, {style.system_name(system)}: does not fit at micro-batch {_mb_list(unfit)}")
+            if failed:
+                notes.append(f"{model}, {style.system_name(system)}: FAILED at micro-batch {_mb_list(failed)}: "
+                             f"{by[(system, failed[0])]['error']}")
             if pts:
                 ax.plot(*zip(*pts), color=style.system_color(system), marker=style.system_marker(system),
                         ls=style.system_linestyle(system), label=style.system_name(system), ms=5)
@@ -427,7 +455,7 @@ def throughput_vs_micro_batch(lines, out_dir, name="throughput_vs_micro_batch"):
             for s in systems:
                 r = by.get((s, mb))
                 t.append([model, mb, style.system_name(s),
-                          round(r["tokens_per_s"], 1) if r and r["feasible"] else "does not fit",
+                          round(r["tokens_per_s"], 1) if r and r["feasible"] else _why_not(r),
                           round(r["iteration_time_s"], 3) if r and r["feasible"] else "",
                           f"{ratio:.2f}x" if ratio and s == REFERENCE else ""])
         ax.set_xscale("log", base=2)
@@ -895,7 +923,7 @@ def nvlink_zero_offload(lines, out_dir, name="nvlink_zero_offload", missing=None
                  "one step stale).")
     infeasible = [r for r in table if not r["feasible"]]
     for r in infeasible:
-        notes.append(f"{style.system_name(r['system'])} ({r['scenario_name']}): {r.get('reason') or 'does not fit'}")
+        notes.append(f"{style.system_name(r['system'])} ({r['scenario_name']}): {_reason(r)}")
     return _finish(fig, notes, out_dir, name)
 
 
@@ -922,7 +950,7 @@ def cost_efficiency_32gpu(lines, out_dir, name="cost_efficiency_32gpu", missing=
     for r in sorted(table, key=lambda r: style.system_sort_key(r["system"])):
         cost = r.get("cost") or {}
         if not r["feasible"]:
-            notes.append(f"{style.system_name(r['system'])} ({r['scenario_name']}): {r.get('reason') or 'does not fit'}")
+            notes.append(f"{style.system_name(r['system'])} ({r['scenario_name']}): {_reason(r)}")
             continue
         if cost.get("usd") is None:
             why = ", ".join(cost.get("unpriced", [])) or "no price list"

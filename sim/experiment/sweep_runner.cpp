@@ -181,7 +181,11 @@ SweepRunSummary run_sweep(const SweepDefinition& sweep, const std::vector<SweepP
         try {
           const auto run_json = luwu::Json::parse(result.output);
           line = sweep_result_line(point, run_json);
-          failed = run_json.contains("error");  // a system's simulation crashed
+          // A system whose simulation crashed or raised fails the point: its result is not a result.
+          failed = run_json.contains("error");
+          if (run_json.contains("results") && run_json["results"].is_array())
+            for (const auto& system : run_json["results"])
+              if (system.is_object() && system.contains("error")) failed = true;
         } catch (const std::exception& e) {
           line = sweep_error_line(point, std::string("unreadable result: ") + e.what());
         }

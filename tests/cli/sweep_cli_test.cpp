@@ -408,6 +408,54 @@ TEST_CASE("figures: plots/make_figures.py draws every figure from small results"
   for (const std::string& figure : figures) CHECK_MESSAGE(page.find("id='" + figure + "'") != std::string::npos, figure);
 }
 
+// A system whose simulation raises fails its point (exit 1, counted failed), its siblings' results
+// kept beside its error (docs/sweeps.md, "How points run"): DDP through host memory on a host whose
+// profile gives no staged rate is refused when simulated.
+TEST_CASE("sweep: a system whose simulation fails fails the point, its siblings' results kept") {
+  TempDir dir("sweep-system-failed");
+  write_tiny_scenario(dir / "base.json");
+  auto r = run_luwusim("sweep " + dir / "base.json" +
+                       R"( --set 'systems=["zero3",{"name":"ddp","gpu_direct_rdma":"off"}]' -o )" + dir / "out.jsonl");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("1 failed") != std::string::npos);
+  const auto line = nlohmann::json::parse(read_whole_file(dir / "out.jsonl"));
+  REQUIRE(line["results"].size() == 2);
+  CHECK(line["results"][0]["system"] == "zero3");
+  CHECK(line["results"][0]["feasible"] == true);
+  CHECK(line["results"][1]["error"].get<std::string>().find("nccl_host_staged_bandwidth") != std::string::npos);
+}
+
+// A system whose simulation failed is drawn and tabled as failed, with its reason, never as "does
+// not fit" (issue 36): a tiny micro-batch sweep whose ZeRO-3 result at micro-batch 2 is replaced
+// by the error line a failed simulation writes.
+TEST_CASE("figures: a failed simulation is shown as failed with its reason, not as does not fit") {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
+    MESSAGE("skipped: /usr/bin/python3 has no matplotlib (Debian: python3-matplotlib)");
+    return;
+  }
+  TempDir dir("figures-failed");
+  fs::create_directories(dir / "results");
+  write_tiny_scenario(dir / "base.json");
+  REQUIRE(run_luwusim("sweep " + dir / "base.json" + " --jobs 2 --set 'systems=[\"luwu\",\"zero-infinity\",\"zero3\"]'" +
+                      " --set model=opt-1.3b --set training.micro_batch=1,2 -o " + dir / "results/model-microbatch.jsonl")
+              .exit_code == 0);
+  const std::string inject =
+      "/usr/bin/python3 -c \"import json,sys; p=sys.argv[1]; L=[json.loads(l) for l in open(p)]\n"
+      "for d in L:\n"
+      " if d['point'].get('training.micro_batch')==2:\n"
+      "  d['results']=[r if r['system']!='zero3' else {'system':'zero3','error':'simulating zero3 failed: injected'} for r in d['results']]\n"
+      "open(p,'w').write(''.join(json.dumps(d)+chr(10) for d in L))\" " + dir / "results/model-microbatch.jsonl";
+  REQUIRE(std::system(inject.c_str()) == 0);
+  const std::string cmd = "/usr/bin/python3 " + (kRepo / "plots/make_figures.py").string() + " --skip-runs --report --out " +
+                          dir.path.string() + " > " + dir / "written.txt 2> " + dir / "errors.txt";
+  INFO(read_whole_file(dir / "errors.txt"));
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string page = read_whole_file(dir / "report.html");
+  // The throughput table (figure throughput_vs_micro_batch, OPT-1.3B panel): ZeRO-3 at micro-batch 2.
+  CHECK(page.find("<td>ZeRO-3</td><td>failed</td>") != std::string::npos);
+  CHECK(page.find("<td>ZeRO-3</td><td>does not fit</td>") == std::string::npos);
+}
+
 // The shipped oversubscription sweep (docs/routing.md): its 12 points, and one of them run.  Under
 // single-path routing every byte between the leaves crosses spine0: 8 rings (one per GPU of a
 // server) cross each of the 4 leaf boundaries, each flow 2 (S-1)/S x 2P / 8 bytes for S = 16
