@@ -42,6 +42,13 @@ void write_tiny_scenario(const std::string& file) {
     "systems": ["ddp", "zero3"]})";
 }
 
+// Whether Debian's Python can draw; the figure tests say they are skipped when not.
+bool has_matplotlib() {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0) return true;
+  MESSAGE("skipped: /usr/bin/python3 has no matplotlib (Debian: python3-matplotlib)");
+  return false;
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -313,10 +320,7 @@ TEST_CASE("sweep: every system of a point gets its own entry in order") {
 }
 
 TEST_CASE("figures: plots/make_figures.py draws every figure from small results") {
-  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
-    MESSAGE("skipped: /usr/bin/python3 has no matplotlib (Debian: python3-matplotlib)");
-    return;
-  }
+  if (!has_matplotlib()) return;
   TempDir dir("figures");
   fs::create_directories(dir / "results/timeline");
   write_tiny_scenario(dir / "base.json");
@@ -429,10 +433,7 @@ TEST_CASE("sweep: a system whose simulation fails fails the point, its siblings'
 // not fit" (issue 36): a tiny micro-batch sweep whose ZeRO-3 result at micro-batch 2 is replaced
 // by the error line a failed simulation writes.
 TEST_CASE("figures: a failed simulation is shown as failed with its reason, not as does not fit") {
-  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
-    MESSAGE("skipped: /usr/bin/python3 has no matplotlib (Debian: python3-matplotlib)");
-    return;
-  }
+  if (!has_matplotlib()) return;
   TempDir dir("figures-failed");
   fs::create_directories(dir / "results");
   write_tiny_scenario(dir / "base.json");
