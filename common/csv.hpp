@@ -2,7 +2,9 @@
 // CSV as RFC 4180 writes it, for every CSV luwusim prints: a field holding a comma, a double quote,
 // CR or LF is quoted, its quotes doubled; rows end in LF (pandas and Python's csv read both).
 #include <cstddef>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "common/json_input.hpp"
 
@@ -45,5 +47,47 @@ class CsvRow {
   std::string text_;
   std::size_t fields_ = 0;
 };
+
+// One CSV record of a line (RFC 4180 quoting; a quoted field may not span lines here).
+inline std::vector<std::string> csv_record(const std::string& line) {
+  std::vector<std::string> out;
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') field += c, ++i;
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) out.push_back(field), field.clear();
+    else if (c != '\r') field += c;
+  }
+  out.push_back(field);
+  return out;
+}
+
+// A CSV file's records, header first, with their line numbers: lines starting with # are comments
+// (pandas: read_csv(comment="#")) and blank lines are skipped.  The file must be a regular file of
+// at most kMaxInputFileBytes; every record must have the header's field count (InputError naming
+// the file and the line otherwise).
+struct CsvRecord {
+  std::size_t line = 0;
+  std::vector<std::string> fields;
+};
+inline std::vector<CsvRecord> read_csv_file(const std::string& file) {
+  require_input_file(file, "CSV file");
+  std::ifstream in(file);
+  if (!in) throw InputError(file, "", "cannot open file");
+  std::vector<CsvRecord> out;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty() || line == "\r" || line[0] == '#') continue;
+    out.push_back({n, csv_record(line)});
+    if (out.size() > 1 && out.back().fields.size() != out.front().fields.size())
+      throw InputError(file, "line " + std::to_string(n),
+                       std::to_string(out.back().fields.size()) + " fields where the header has " +
+                           std::to_string(out.front().fields.size()));
+  }
+  if (out.empty()) throw InputError(file, "line 1", "empty file: expected a header");
+  return out;
+}
 
 }  // namespace luwu

@@ -35,19 +35,25 @@ inline Json parse_json_text(const std::string& text, const std::string& file) {
 // this large: the largest a shipped command writes is a trace of about a million ops (~150 MB).
 inline constexpr std::uintmax_t kMaxInputFileBytes = 512ull << 20;
 
-// Reads and parses a JSON file; a missing file, one that is not a regular file (a directory, a
-// device such as /dev/zero, a FIFO), one over kMaxInputFileBytes, or a syntax error is an InputError.
-inline Json load_json_file(const std::string& file) {
+// An InputError unless `file` is a regular file of at most kMaxInputFileBytes (a missing file, a
+// directory, a device such as /dev/zero, a FIFO are refused before anything reads them); `kind`
+// names what was expected ("JSON file").
+inline void require_input_file(const std::string& file, const std::string& kind) {
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);
   if (!std::filesystem::exists(status)) throw InputError(file, "", "cannot open file: no such file");
-  if (std::filesystem::is_directory(status)) throw InputError(file, "", "is a directory, not a JSON file");
+  if (std::filesystem::is_directory(status)) throw InputError(file, "", "is a directory, not a " + kind);
   if (!std::filesystem::is_regular_file(status))
-    throw InputError(file, "", "is not a regular file (a device or a pipe); give a JSON file");
+    throw InputError(file, "", "is not a regular file (a device or a pipe); give a " + kind);
   const auto size = std::filesystem::file_size(file, ec);
   if (!ec && size > kMaxInputFileBytes)
     throw InputError(file, "", "is " + std::to_string(size >> 20) + " MiB; input files are at most " +
                                    std::to_string(kMaxInputFileBytes >> 20) + " MiB");
+}
+
+// Reads and parses a JSON file; a file require_input_file refuses, or a syntax error, is an InputError.
+inline Json load_json_file(const std::string& file) {
+  require_input_file(file, "JSON file");
   std::ifstream in(file);
   if (!in) throw InputError(file, "", "cannot open file");
   std::stringstream buf;

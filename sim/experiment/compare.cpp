@@ -15,22 +15,6 @@
 namespace luwu::sim {
 namespace {
 
-// One CSV record per line (RFC 4180 quoting; a quoted field may not span lines here).
-std::vector<std::string> csv_record(const std::string& line) {
-  std::vector<std::string> out;
-  std::string field;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') field += c, ++i;
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) out.push_back(field), field.clear();
-    else if (c != '\r') field += c;
-  }
-  out.push_back(field);
-  return out;
-}
-
 std::string resolved(const std::string& measurements_file, const std::string& scenario) {
   const std::filesystem::path p(scenario);
   if (p.is_absolute()) return scenario;
@@ -44,6 +28,7 @@ double positive(const std::string& file, const std::string& where, const std::st
 }
 
 std::vector<Measurement> from_csv(const std::string& file) {
+  require_input_file(file, "CSV file");  // not a device, a FIFO or an oversized file
   std::ifstream in(file);
   if (!in) throw InputError(file, "", "cannot open file");
   std::string line;

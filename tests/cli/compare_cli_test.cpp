@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/cli/run_command.hpp"
 
@@ -79,4 +81,17 @@ TEST_CASE("compare: bad measurements are exit 2 naming the line or the JSON path
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("$.measurements[0].iteration_time_s") != std::string::npos);
   CHECK(r.out.empty());
+}
+
+TEST_CASE("compare: a measurements CSV that is a FIFO or a device is refused at once, exit 2 naming it") {
+  // It used to wait on the FIFO forever and read /dev/zero until memory ran out (issue 36).
+  ::unlink("cmp-fifo.csv");
+  REQUIRE(::mkfifo("cmp-fifo.csv", 0600) == 0);
+  auto r = run_luwusim("compare cmp-fifo.csv", "timeout 30");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cmp-fifo.csv") != std::string::npos);
+  CHECK(r.err.find("not a regular file") != std::string::npos);
+  ::unlink("cmp-fifo.csv");
+  r = run_luwusim("compare /dev/zero", "timeout 30");
+  CHECK(r.exit_code == 2);
 }

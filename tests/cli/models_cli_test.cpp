@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "tests/cli/run_command.hpp"
 
@@ -104,4 +105,38 @@ TEST_CASE("profiles list with a bad profile in the profile directory exits 2 nam
   CHECK(r.exit_code == 2);
   CHECK(has(r.err, "bad-nic.json"));
   CHECK(has(r.err, "$.fields.line_rate.value"));
+}
+
+TEST_CASE("calibrate-gpu: the written profile gives back the fastest measured shape's rate; a bad file is exit 2") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("luwusim-calibrate-gpu-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // mamf-finder's A100 PCIe best (2048 x 5120 x 6144 at 252.9 TFLOP/s) measured at 230, with a slower shape.
+  std::ofstream(dir / "rates.csv") << "# measured on an A100 PCIe\nm,n,k,tflops\n2048,5120,6144,230\n4096,4096,4096,210.5\n";
+  const std::string out = (dir / "a100-mine.json").string();
+  auto r = run_luwusim("calibrate-gpu --profile a100-40gb-pcie --gemm-csv " + (dir / "rates.csv").string() + " -o " + out +
+                       " --name a100-mine --json");
+  REQUIRE(r.exit_code == 0);
+  const auto fit = nlohmann::json::parse(r.out);
+  // 640 tiles of 128 x 128 on 108 SMs fill 6 waves at 640 / 648: the ceiling is 230 / 312 / (640 / 648).
+  CHECK(fit["gemm_efficiency_max"].get<double>() == doctest::Approx(230.0 / 312 / (640.0 / 648)).epsilon(1e-9));
+  CHECK(fit["fitted_shapes"] == 2);
+  // The written profile loads and is the base with the fitted field, sourced to the measurements.
+  auto shown = run_luwusim("profiles show " + out + " --json");
+  REQUIRE(shown.exit_code == 0);
+  const auto profile = nlohmann::json::parse(read_whole_file(out));
+  CHECK(profile["name"] == "a100-mine");
+  CHECK(profile["fields"]["gemm_efficiency_max"]["source"].get<std::string>().find("rates.csv") != std::string::npos);
+  CHECK(profile["fields"]["sm_count"]["value"] == 108);
+  // A missing column and a rate above the peak are bad input naming the file and line.
+  std::ofstream(dir / "bad.csv") << "m,n,k,tflop\n1,2,3,4\n";
+  auto bad = run_luwusim("calibrate-gpu --profile a100-40gb-pcie --gemm-csv " + (dir / "bad.csv").string() + " -o " + out);
+  CHECK(bad.exit_code == 2);
+  CHECK(has(bad.err, "bad.csv"));
+  CHECK(has(bad.err, "tflops"));
+  std::ofstream(dir / "fast.csv") << "m,n,k,tflops\n4096,4096,4096,400\n";
+  auto fast = run_luwusim("calibrate-gpu --profile a100-40gb-pcie --gemm-csv " + (dir / "fast.csv").string() + " -o " + out);
+  CHECK(fast.exit_code == 2);
+  CHECK(has(fast.err, "line 2"));
+  fs::remove_all(dir);
 }

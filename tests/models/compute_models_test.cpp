@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "models/gpu_calibration.hpp"
 #include "models/models.hpp"
 
 using namespace luwu::models;
@@ -201,4 +202,32 @@ TEST_CASE("a host assembled from shipped profiles") {
   CHECK(h.cxl->theoretical_Bps == doctest::Approx(32e9));
   CHECK_FALSE(h.gpu);
   CHECK_THROWS_AS(host_from_profiles(ssd), luwu::InputError);  // an SSD is not a host
+}
+
+TEST_CASE("calibrate-gpu's fit: the ceiling measured shapes give back, HBM-bound shapes left out, impossible rates refused") {
+  GpuSpec truth = simple_gpu();
+  truth.gemm_efficiency_max = 0.7;
+  auto measured = [&](double m, double n, double k) {
+    return GemmMeasurement{m, n, k, 2 * m * n * k / truth.gemm_time_s(m, n, k, Precision::Fp16), "test"};
+  };
+  // Two compute-bound shapes at the true ceiling (one with a partial last wave), one skinny HBM-bound one.
+  const std::vector<GemmMeasurement> rates = {measured(1280, 1280, 12800), measured(1408, 1280, 12800),
+                                              measured(12800, 12800, 16)};
+  GpuSpec start = simple_gpu();  // ceiling 0.8
+  const GemmFit fit = fit_gemm_ceiling(start, rates, Precision::Fp16);
+  CHECK(fit.previous == doctest::Approx(0.8));
+  CHECK(fit.gemm_efficiency_max == doctest::Approx(0.7).epsilon(1e-12));
+  CHECK(fit.fitted_shapes == 2);
+  CHECK(fit.rows[2].memory_bound);
+  for (const auto& row : fit.rows) CHECK(row.after_flops_per_s == doctest::Approx(row.measured.flops_per_s).epsilon(1e-12));
+  // The ceiling is the largest a shape reached: a slower shape does not lower it.
+  auto slower = rates;
+  slower.push_back({2560, 2560, 12800, 100e12, "slow"});
+  CHECK(fit_gemm_ceiling(start, slower, Precision::Fp16).gemm_efficiency_max == doctest::Approx(0.7).epsilon(1e-12));
+  // Above peak, or above it once the wave factor is taken off (1408 x 1280: 110 tiles, 0.55 of two waves).
+  CHECK_THROWS_WITH_AS(fit_gemm_ceiling(start, {{1280, 1280, 12800, 301e12, "row 7"}}, Precision::Fp16),
+                       doctest::Contains("row 7"), std::invalid_argument);
+  CHECK_THROWS_AS(fit_gemm_ceiling(start, {{1408, 1280, 12800, 200e12, "row 8"}}, Precision::Fp16), std::invalid_argument);
+  // Nothing compute-bound: nothing to fit.
+  CHECK_THROWS_AS(fit_gemm_ceiling(start, {measured(12800, 12800, 16)}, Precision::Fp16), std::invalid_argument);
 }
