@@ -4,6 +4,9 @@
 // the point that takes a freed process as running.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -85,9 +88,13 @@ TEST_CASE("sweep CSV: each system's kind and settings, and its time against the 
 }
 
 TEST_CASE("sweep progress: a finished point's process is taken by the next one, and counted running") {
+  // Results in the temp folder, not wherever the test runs (a copy once landed at the repository's root).
+  const std::string results =
+      (std::filesystem::temp_directory_path() / ("cli-progress-" + std::to_string(::getpid()) + ".jsonl")).string();
   auto r = run_luwusim("sweep " + kScenario +
-                       " --set model=gpt3-125m --set training.seq_len=128,256 --set cluster.workers=2,4 -o cli-progress.jsonl "
-                       "--overwrite --jobs 2");
+                       " --set model=gpt3-125m --set training.seq_len=128,256 --set cluster.workers=2,4 -o " + results +
+                       " --overwrite --jobs 2");
+  std::filesystem::remove(results);
   REQUIRE(r.exit_code == 0);
   // Not a terminal: one line per finished point.  Two of four done by then, two more still to run.
   CHECK(r.err.find("1/4 points, 0 failed, 2 running") != std::string::npos);

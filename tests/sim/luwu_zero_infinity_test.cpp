@@ -190,14 +190,19 @@ TEST_CASE("zero-infinity in fp32: the optimizer streams parameter, m and v (12 B
   }
 }
 
+// GPT-3 125M, one sequence of 512 tokens, recompute on: 12 block checkpoints.
+workloads::Trace gpt3_125m_recompute() {
+  workloads::TrainingConfig tc;
+  tc.seq_len = 512;
+  tc.recompute = true;
+  return workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), tc);
+}
+
 TEST_CASE("luwu with checkpoints on the host moves each block's checkpoint over the worker's PCIe and back") {
   const int n = 2;
   auto topo = star(n);
   auto hw = sim::hardware_of(topo);
-  workloads::TrainingConfig tc;
-  tc.seq_len = 512;
-  tc.recompute = true;
-  auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), tc);
+  auto trace = gpt3_125m_recompute();
   double checkpoints = 0;
   for (const auto& layer : trace.layers)
     if (layer.kind == workloads::LayerKind::Transformer) checkpoints += static_cast<double>(layer.checkpoint_bytes);
@@ -348,13 +353,9 @@ TEST_CASE("checkpoint copies: blocking ones stop the compute stream for each blo
   // each block's forward, `.to(cuda)` when its recompute is due), the forward waits for every copy
   // out, each alone on the GPU's path to its host (nothing else goes up it in forward): at least
   // their sum of I/O stall, where async copies hide behind compute.
-  const int n = 2;
-  auto topo = star(n);
+  auto topo = star(2);
   auto hw = sim::hardware_of(topo);
-  workloads::TrainingConfig tc;
-  tc.seq_len = 512;
-  tc.recompute = true;
-  auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), tc);
+  auto trace = gpt3_125m_recompute();
   const Path up = gpu_to_cpu(topo, 0);
   double copies_out_s = 0;
   for (const auto& layer : trace.layers)
