@@ -21,8 +21,9 @@ GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& 
       mutex_(simgrid::s4u::Mutex::create()),
       boundary_(simgrid::s4u::ConditionVariable::create()) {
   const bool staged = host_staged_Bps > 0;
-  const double path_Bps = staged && network_goodput_Bps > 0 ? std::min(network_goodput_Bps, host_staged_Bps)
-                                                            : (staged ? host_staged_Bps : network_goodput_Bps);
+  // What a collective reaches with nothing beside it: the NIC's goodput, or the host path's rate below it.
+  double path_Bps = network_goodput_Bps;
+  if (staged) path_Bps = network_goodput_Bps > 0 ? std::min(network_goodput_Bps, host_staged_Bps) : host_staged_Bps;
   const double paced_Bps = (1 - spec_.collective_bandwidth_drop) * path_Bps;
   // Between GEMMs the engine must never be what limits a GPUDirect collective: it runs at the
   // HBM's rate; through host memory it runs at the staged rate.

@@ -35,8 +35,6 @@ struct DataParallelSlice {
   std::unique_ptr<Schedule> schedule;
 };
 
-// Runs inside the simulation process: the engine, the platform, one actor per rank.
-// `simulated_data`: the data-parallel ranks of every group simulated (layout.data unfolded).
 // The rate NCCL's kernels reach through host memory when this rank's collectives go that way
 // (CollectiveSettings::gpu_direct_rdma), 0 when they go GPUDirect.
 double nccl_host_staged_Bps(const CollectiveSettings& settings, const topologies::Topology& topo, const RankHosts& rank,
@@ -52,6 +50,9 @@ double nccl_host_staged_Bps(const CollectiveSettings& settings, const topologies
                                 "\" gives no nccl_host_staged_bandwidth, the rate of NCCL's path through host memory");
   return 0;  // auto, through the host, rate unknown: the route's own links limit it
 }
+
+// Runs inside the simulation process: the engine, the platform, one actor per rank.
+// `simulated_data`: the data-parallel ranks of every group simulated (layout.data unfolded).
 
 luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topologies::Topology& topo,
                                     const Hardware& hardware, const System& system,
