@@ -112,7 +112,8 @@ SweepResultsFile::SweepResultsFile(const std::string& path, OpenResults mode,
   // (the point processes share the descriptor, and die with the sweep).
   require_regular_or_absent(path);
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) system_error(path, "cannot open for appending");
+  // A path that cannot be written (a missing folder, no permission) is bad input, as for every command.
+  if (fd_ < 0) throw InputError(path, "", std::string("cannot open for appending: ") + std::strerror(errno));
   try {
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EWOULDBLOCK)
@@ -205,9 +206,33 @@ std::vector<SweepLine> merge_sweep_results(const std::vector<std::string>& files
   std::optional<std::pair<SweepIdentity, std::string>> first;     // the first line's sweep, and its file
   for (const auto& f : files) {
     bool exists = false;
-    read_all(f, &exists);
+    const std::string content = read_all(f, &exists);
     if (!exists) throw InputError(f, "", "cannot open file");
-    for (auto& l : read_sweep_lines(f)) {
+    std::size_t partial = 0;
+    std::vector<SweepLine> lines = read_sweep_lines(f, &partial);
+    const std::string text = content.substr(content.size() - partial);
+    if (text.find_first_not_of(" \t\r") != std::string::npos) {
+      // A last line without its newline: whole JSON (a file edited by hand) is taken; a line cut
+      // off by a sweep stopped mid-write is bad input, never silently dropped.
+      SweepLine last;
+      try {
+        last.json = luwu::Json::parse(text);
+      } catch (const luwu::Json::parse_error&) {
+        throw InputError(f, fmt::format("line {}", std::count(content.begin(), content.end(), '\n') + 1),
+                         "the last line is cut off (a sweep stopped while writing it?): `luwusim sweep ... --resume` "
+                         "drops and reruns it");
+      }
+      if (last.json.is_object() && last.json.contains("id") && last.json.at("id").is_string() &&
+          last.json.contains("index") && last.json.at("index").is_number_integer()) {
+        last.id = last.json.at("id").get<std::string>();
+        last.index = last.json.at("index").get<int>();
+        last.text = text;
+        lines.push_back(std::move(last));
+      } else {
+        throw InputError(f, "last line", "not a sweep result line (expected an object with \"id\" and \"index\")");
+      }
+    }
+    for (auto& l : lines) {
       if (!allow_mixed) {
         const auto [seen, fresh] = id_of_index.emplace(l.index, std::make_pair(l.id, f));
         if (!fresh && seen->second.first != l.id)

@@ -257,6 +257,27 @@ TEST_CASE("sweep: a results file another sweep holds is exit 2 naming it, nothin
   CHECK(lines_of(read_whole_file(out)).size() == 1);
 }
 
+TEST_CASE("sweep-export takes a whole last line without its newline and refuses a cut-off one; an unwritable -o is exit 2") {
+  // Both used to go wrong silently or with another exit code (issue 36): the line was dropped with
+  // exit 0, and a missing output folder was exit 1.
+  TempDir dir("sweep-export-last-line");
+  write_tiny_scenario(dir / "base.json");
+  REQUIRE(run_luwusim("sweep " + dir / "base.json" + " --set cluster.workers=2,4 -o " + dir / "r.jsonl").exit_code == 0);
+  std::string text = read_whole_file(dir / "r.jsonl");
+  REQUIRE(text.back() == '\n');
+  std::ofstream(dir / "no-newline.jsonl") << text.substr(0, text.size() - 1);
+  auto whole = run_luwusim("sweep-export " + dir / "no-newline.jsonl" + " --csv " + dir / "out.csv");
+  CHECK(whole.exit_code == 0);
+  CHECK(lines_of(read_whole_file(dir / "out.csv")).size() == 3);  // header and both points
+  std::ofstream(dir / "cut.jsonl") << text.substr(0, text.size() - 20);
+  auto cut = run_luwusim("sweep-export " + dir / "cut.jsonl" + " --csv " + dir / "out2.csv");
+  CHECK(cut.exit_code == 2);
+  CHECK(cut.err.find("cut off") != std::string::npos);
+  auto unwritable = run_luwusim("sweep " + dir / "base.json" + " -o " + dir / "no-such-folder/r.jsonl");
+  CHECK(unwritable.exit_code == 2);
+  CHECK(unwritable.err.find("no-such-folder") != std::string::npos);
+}
+
 TEST_CASE("sweep-export and --resume refuse results of another sweep unless --allow-mixed") {
   TempDir dir("mixed");
   write_tiny_scenario(dir / "base.json");
