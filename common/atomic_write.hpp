@@ -4,6 +4,8 @@
 // new content, the link stays), and a device or FIFO (/dev/stdout, a pipe) is written in place, so
 // that neither is swapped for a file.  A path that cannot be written (a directory, a missing
 // folder) is an InputError naming it (exit 2); a write that fails is std::runtime_error (exit 1).
+// The temporary is made with mkstemp (a fresh name, created exclusively: nothing planted at a
+// guessable name is followed) and takes the replaced file's permissions, or a new file's.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +14,10 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/input_error.hpp"
 
@@ -42,12 +48,31 @@ inline void write_file_atomically(const std::string& path, const std::string& co
     target = fs::weakly_canonical(path, ec).string();
     if (ec) throw InputError(path, "", "cannot resolve the symbolic link: " + ec.message());
   }
-  const std::string tmp = target + ".tmp-luwusim";
-  try {
-    detail::write_all(tmp, path, content, std::ios::binary | std::ios::trunc);
-  } catch (...) {
+  std::string tmp = target + ".tmp-luwusim-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw InputError(path, "", std::string("cannot create a file beside it: ") + std::strerror(errno));
+  // The replaced file's permissions, or what a new file gets under the umask.
+  struct stat existing {};
+  mode_t mode = 0;
+  if (::stat(target.c_str(), &existing) == 0) {
+    mode = existing.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  bool ok = ::fchmod(fd, mode) == 0;
+  for (std::size_t done = 0; ok && done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  const std::string write_error = ok ? "" : std::strerror(errno);
+  if (::close(fd) != 0 && ok) ok = false;
+  if (!ok) {
     std::remove(tmp.c_str());
-    throw;
+    throw std::runtime_error(path + ": write failed: " + (write_error.empty() ? std::strerror(errno) : write_error));
   }
   if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const std::string why = std::strerror(errno);
