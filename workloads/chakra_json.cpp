@@ -555,6 +555,10 @@ ChakraImport chakra_to_trace(const ChakraGraph& g, const std::optional<std::pair
       ++result.report.unmeasured_compute_nodes;
       continue;
     }
+    // Refused here, where the duration becomes a kernel time, not later by `run` on the trace it writes.
+    if (static_cast<double>(n.duration_micros) * 1e-6 > kMaxMeasuredKernelSeconds)
+      throw InputError(g.file, n.path + ".duration_micros",
+                       "a GPU kernel of " + std::to_string(n.duration_micros) + " us, more than an hour, is not a measurement");
     ++result.report.compute_nodes;
     profile.kernels.push_back({n.name, classify_kernel_name(n.name), static_cast<double>(place),
                                static_cast<double>(n.duration_micros) * 1e-6});

@@ -54,6 +54,10 @@ struct GemmShape {
   bool operator==(const GemmShape&) const = default;
 };
 
+// A measured kernel time above this is not a measurement (a trace file's measured_s, a Chakra
+// node's duration): refused where it is read.
+inline constexpr double kMaxMeasuredKernelSeconds = 3600;
+
 struct Kernel {
   std::string name;
   KernelKind kind = KernelKind::Gemm;

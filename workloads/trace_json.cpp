@@ -22,7 +22,6 @@ constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
 constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 58;
 
 // A kernel's measured time: at most an hour (a longer one is a unit slip, e.g. microseconds as seconds).
-constexpr double kMaxKernelSeconds = 3600;
 
 std::uint64_t as_count(const JsonNode& n) { return static_cast<std::uint64_t>(n.as_int(0, kMaxCount)); }
 
@@ -110,7 +109,7 @@ Kernel kernel_from_json(const JsonNode& node) {
   if (node.has("params")) k.params = as_count(node.at("params"));
   if (node.has("measured_s")) {
     k.measured_s = node.at("measured_s").as_positive();
-    if (k.measured_s > kMaxKernelSeconds) node.at("measured_s").fail("a kernel of more than an hour is not a measurement");
+    if (k.measured_s > kMaxMeasuredKernelSeconds) node.at("measured_s").fail("a kernel of more than an hour is not a measurement");
   }
   return k;
 }

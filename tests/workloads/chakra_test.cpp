@@ -221,3 +221,19 @@ TEST_CASE("a Chakra file that is missing, a directory or empty is an input error
   CHECK_THROWS_WITH_AS(load_chakra_json("chakra-empty.json"), doctest::Contains("GlobalMetadata"), InputError);
   std::remove("chakra-empty.json");
 }
+
+TEST_CASE("a foreign graph's GPU kernel of more than an hour is refused at import, naming the node") {
+  // 1e16 us, 317 years: `trace import-chakra` used to write it into a trace that `run` then refused.
+  std::string text = std::string(kMeta) + "\n";
+  text += R"({"id": "0", "name": "sm80_xmma_gemm_f16f16_0", "type": "COMP_NODE", "durationMicros": "10000000000000000",)"
+          R"( "attr": [{"name": "is_cpu_op", "boolVal": false}]})" "\n";
+  const std::string file = "chakra-317-years.json";
+  {
+    std::ofstream out(file);
+    out << text;
+  }
+  TrainingConfig tc = training(2, 256, 1, false);
+  CHECK_THROWS_WITH_AS(chakra_to_trace(load_chakra_json(file), std::pair{tiny_gpt(), tc}),
+                       doctest::Contains("duration_micros"), luwu::InputError);
+  std::remove(file.c_str());
+}
