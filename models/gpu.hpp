@@ -45,6 +45,10 @@ struct GpuSpec {
   // Share of the SMs' last wave that is busy: tiles / (ceil(tiles / sm_count) x sm_count); 1 when
   // sm_count is unknown.  `tiles` must be positive.
   double wave_efficiency(double tiles) const;
+  // The thread blocks of `batch` GEMMs writing m x n: batch ceil(m / T) ceil(n / T).
+  double gemm_tiles(double m, double n, double batch = 1) const;
+  // The HBM term alone: each operand moved once, batch (m k + k n + m n) elements at achieved_hbm_Bps().
+  double gemm_hbm_time_s(double m, double n, double k, Precision p, double batch = 1) const;
   // The GEMM model above: `batch` GEMMs of (m, n, k) at precision p; all dims must be positive.
   double gemm_time_s(double m, double n, double k, Precision p, double batch = 1) const;
   // Its FLOPs over peak x time: the fraction of peak the GEMM achieves.

@@ -6,7 +6,6 @@
 // those, as the profiles' is the maximum achievable rate; the shapes HBM binds are reported, not
 // fitted.  luwusim calibrate-gpu writes the fitted profile.
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -50,10 +49,10 @@ inline GemmFit fit_gemm_ceiling(const GpuSpec& gpu, const std::vector<GemmMeasur
       throw std::invalid_argument(g.origin + ": " + std::to_string(g.flops_per_s / 1e12) + " TFLOP/s is above " +
                                   gpu.name + "'s " + to_string(p) + " peak of " + std::to_string(peak / 1e12));
     const double flops = 2 * g.m * g.n * g.k;
-    const double tiles = std::ceil(g.m / gpu.kernel_tile_elements) * std::ceil(g.n / gpu.kernel_tile_elements);
+    const double tiles = gpu.gemm_tiles(g.m, g.n);
     const double waves = gpu.wave_efficiency(tiles);
     const double measured_s = flops / g.flops_per_s;
-    const double memory_s = (g.m * g.k + g.k * g.n + g.m * g.n) * bytes_per_element(p) / gpu.achieved_hbm_Bps();
+    const double memory_s = gpu.gemm_hbm_time_s(g.m, g.n, g.k, p);
     GemmFitRow row{g, measured_s * waves <= memory_s, 0, flops / gpu.gemm_time_s(g.m, g.n, g.k, p), 0};
     if (!row.memory_bound) {
       row.efficiency = flops / (peak * measured_s * waves);

@@ -31,12 +31,18 @@ double GpuSpec::wave_efficiency(double tiles) const {
   return tiles / (waves * sm_count);
 }
 
+double GpuSpec::gemm_tiles(double m, double n, double batch) const {
+  return batch * std::ceil(m / kernel_tile_elements) * std::ceil(n / kernel_tile_elements);
+}
+
+double GpuSpec::gemm_hbm_time_s(double m, double n, double k, Precision p, double batch) const {
+  return batch * (m * k + k * n + m * n) * bytes_per_element(p) / achieved_hbm_Bps();
+}
+
 double GpuSpec::gemm_time_s(double m, double n, double k, Precision p, double batch) const {
   if (!(m > 0 && n > 0 && k > 0 && batch > 0)) throw std::invalid_argument("GEMM dimensions must be positive");
-  const double flops = 2 * batch * m * n * k;
-  const double bytes = batch * (m * k + k * n + m * n) * bytes_per_element(p);
-  const double tiles = batch * std::ceil(m / kernel_tile_elements) * std::ceil(n / kernel_tile_elements);
-  return matrix_kernel_time_s(flops, bytes, p) / wave_efficiency(tiles);
+  const double compute_s = 2 * batch * m * n * k / (peak_flops(p) * gemm_efficiency_max);
+  return std::max(compute_s, gemm_hbm_time_s(m, n, k, p, batch)) / wave_efficiency(gemm_tiles(m, n, batch));
 }
 
 double GpuSpec::gemm_efficiency(double m, double n, double k, Precision p, double batch) const {

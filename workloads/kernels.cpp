@@ -61,12 +61,15 @@ Kernel fused_attention(const Dims& d) {
   return k;
 }
 
+// The elementwise passes over the attention scores, one kernel (its backward moves 3 of its 2 tensors).
+constexpr const char* kScorePasses = "attention-softmax";
+
 // Unfused attention on this GPU's a / t heads: Q K^T, the passes over the scores, scores x V.
 std::vector<Kernel> unfused_attention(const Dims& d) {
   const double heads = d.a / d.t, head_dim = d.h / d.a, batch = d.b * heads;
   const double scores = batch * d.s * d.s;
   std::vector<Kernel> out{gemm("attention-scores", d.s, d.s, head_dim, d.e, batch)};
-  if (d.score_passes > 0) out.push_back(elementwise("attention-softmax", d.e * 2 * d.score_passes * scores, scores));
+  if (d.score_passes > 0) out.push_back(elementwise(kScorePasses, d.e * 2 * d.score_passes * scores, scores));
   out.push_back(gemm("attention-context", d.s, head_dim, d.s, d.e, batch));
   return out;
 }
@@ -129,7 +132,7 @@ std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& 
         Kernel k = *it;
         k.name += " backward";
         // A pass over the scores reads its saved tensor and the gradient and writes one: 3 of its 2.
-        k.bytes = (it->name == "attention-softmax" ? 1.5 : 2) * it->bytes;
+        k.bytes = (it->name == kScorePasses ? 1.5 : 2) * it->bytes;
         out.push_back(k);
         break;
       }

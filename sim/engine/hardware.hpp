@@ -3,6 +3,7 @@
 // topology carries every link's bandwidth and latency already; this holds what is not a link: the
 // GPU's compute model, the hosts' CPUs, memory and SSDs (for offloading and the optimizer node),
 // the NIC's packet goodput, and the programmable switch's aggregation.
+#include <algorithm>
 #include <optional>
 
 #include "models/models.hpp"
@@ -13,6 +14,8 @@ namespace luwu::sim {
 struct Hardware {
   int workers = 0;          // GPUs, one rank each
   int gpus_per_server = 1;  // ranks whose GPUs share a server (its CPU, DRAM, NVMe and PCIe root)
+  // The worker servers: workers / gpus_per_server, at least 1.
+  int worker_servers() const { return std::max(1, workers / std::max(1, gpus_per_server)); }
   models::GpuSpec gpu;
   models::HostSpec worker_host;                      // CPU, DRAM, NVMe array and CXL tier of rank 0's server
   // Rank 0's GPU's share of its path to its host CPU, B/s per direction: over each PCIe link of the

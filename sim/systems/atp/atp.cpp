@@ -149,10 +149,9 @@ class Atp : public System {
   // the fold must simulate (the schedule refuses a fold that does not).
   int min_folded_data_parallel(const Hardware& hw) const override {
     if (settings_.servers.placement == ParameterServerSettings::Placement::Dedicated) return 0;
-    const int per_server = std::max(1, hw.gpus_per_server);
-    const int worker_servers = std::max(1, hw.workers / per_server);
-    const int servers = settings_.servers.servers > 0 ? std::min(settings_.servers.servers, worker_servers) : worker_servers;
-    return std::min(settings_.aggregation.pieces, servers) * per_server;
+    const int servers = settings_.servers.servers > 0 ? std::min(settings_.servers.servers, hw.worker_servers())
+                                                      : hw.worker_servers();
+    return std::min(settings_.aggregation.pieces, servers) * std::max(1, hw.gpus_per_server);
   }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<AtpSchedule>(settings_, env);

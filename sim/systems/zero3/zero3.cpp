@@ -30,7 +30,7 @@ class Zero3 : public System {
   bool folds_data_parallel() const override { return true; }
   std::optional<DeepSpeedEstimate> deepspeed_estimate(const workloads::Trace& trace, const Hardware& hw) const override {
     return estimate_zero3_model_states(static_cast<double>(trace.total_params()), largest_submodule_params(trace),
-                                       hw.gpus_per_server, std::max(1, hw.workers / hw.gpus_per_server), false, false);
+                                       hw.gpus_per_server, hw.worker_servers(), false, false);
   }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return make_zero3_schedule(settings_, Zero3Wire{}, env.trace);

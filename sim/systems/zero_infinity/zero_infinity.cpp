@@ -226,7 +226,7 @@ class ZeroInfinity : public System {
   // DeepSpeed's estimator knows CPU offload only: with NVMe its GPU part holds, its host part does not.
   std::optional<DeepSpeedEstimate> deepspeed_estimate(const workloads::Trace& trace, const Hardware& hw) const override {
     auto e = estimate_zero3_model_states(static_cast<double>(trace.total_params()), largest_submodule_params(trace),
-                                         hw.gpus_per_server, std::max(1, hw.workers / hw.gpus_per_server), true, true);
+                                         hw.gpus_per_server, hw.worker_servers(), true, true);
     if (settings_.offload == Tier::Nvme) {
       e.cpu_bytes_per_node = 0;
       e.estimator += ", GPU part only (the estimator has no NVMe offload)";

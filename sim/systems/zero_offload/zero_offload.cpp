@@ -171,8 +171,7 @@ class ZeroOffload : public System {
     return zero_offload_footprint(settings_, trace, workers, gpu_memory, name());
   }
   std::optional<DeepSpeedEstimate> deepspeed_estimate(const workloads::Trace& trace, const Hardware& hw) const override {
-    return estimate_zero2_model_states(static_cast<double>(trace.total_params()), hw.gpus_per_server,
-                                       std::max(1, hw.workers / hw.gpus_per_server), true);
+    return estimate_zero2_model_states(static_cast<double>(trace.total_params()), hw.gpus_per_server, hw.worker_servers(), true);
   }
 
   // Each GPU's optimizer state, gradient partition and the parameter shard it sends back, and
