@@ -128,10 +128,11 @@ TEST_CASE("zero-infinity: per worker, NVMe and PCIe traffic follow from its stat
       // fp16 parameters (14P/N).
       CHECK(storage(r, nvme + ":read") == doctest::Approx(fetches * 2 * params / n + 16 * params / n).scale(0));
       CHECK(storage(r, nvme + ":write") == doctest::Approx(18 * params / n).scale(0));
-      // PCIe between the host and the GPU: the parameter shards up, the gradient shard down.
+      // PCIe between the host and the GPU: the parameter shards up, the gradient shard down, as
+      // fp32 (DeepSpeed keeps the offloaded gradient partitions in fp32).
       const std::string pcie = "pcie" + std::to_string(w) + "-0--cpu" + std::to_string(w);
       CHECK(link_bytes(r, pcie + "_DOWN") == doctest::Approx(fetches * 2 * params / n).scale(0));
-      CHECK(link_bytes(r, pcie + "_UP") == doctest::Approx(2 * params / n).scale(0));
+      CHECK(link_bytes(r, pcie + "_UP") == doctest::Approx(4 * params / n).scale(0));
     }
   }
   // The optimizer step streams 30P/N bytes (16 read, 14 written) through each worker's one NVMe: at least its writes.
@@ -376,4 +377,95 @@ TEST_CASE("checkpoint copies: blocking ones stop the compute stream for each blo
   const auto zinf = run("zero-infinity", nullptr), zinf_blocking = run("zero-infinity", "blocking");
   CHECK(zinf.iteration_time_s == zinf_blocking.iteration_time_s);
   CHECK(run("zero-infinity", "async").iteration_time_s < zinf.iteration_time_s);
+}
+
+namespace {
+
+// By more than the trace's unit (1 us), which rounds start and duration apart.
+bool overlap(const TrackSpan& a, const TrackSpan& b) { return a.start_s < b.end_s - 1e-6 && b.start_s < a.end_s - 1e-6; }
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// ZeRO-Infinity in DRAM on two workers, four layers of long GEMMs (each hides a layer's
+// collectives when nothing stops it), with its timeline.
+sim::SystemResult zinf_copies(const char* key, const char* mode) {
+  auto topo = star(2);
+  Json settings{{"offload", "dram"}, {"param_fetch", "layer"}};
+  if (mode) settings[key] = mode;
+  sim::SimulationOptions options;
+  options.record_timeline = true;
+  auto r = sim::simulate_system(synthetic_trace(4, 40'000'000, 2e14), topo, sim::hardware_of(topo),
+                                *make_system("zero-infinity", settings), options);
+  REQUIRE(r.feasible);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("gradient copies: blocking ones keep the GPU from computing while a gradient is reduced and copied, as DeepSpeed 0.9.3's do") {
+  // DeepSpeed 0.9.3 with the optimizer offloaded copies each reduced gradient partition into pinned
+  // host memory with a synchronous copy_ (stage3.py partition_grads): the host thread, which
+  // launches the backward's kernels, waits for the reduce-scatter and the copy.  So no compute
+  // overlaps either, and each copy, alone on the GPU's path to its host, is I/O stall.
+  auto topo = star(2);
+  const Path up = gpu_to_cpu(topo, 0);
+  const auto blocking = zinf_copies("gradient_copies", nullptr);  // the default
+  const auto compute = track_spans(blocking.timeline, "gpu0", "compute");
+  const auto collectives = track_spans(blocking.timeline, "gpu0", "collectives");
+  const auto copies = track_spans(blocking.timeline, "gpu0", "offload to host (pcie)");
+  double copies_s = 0;
+  int reductions = 0;
+  for (const auto& c : copies) {
+    REQUIRE(starts_with(c.name, "gradient shard to host"));
+    copies_s += up.time_s(4.0 * 40e6 / 2);  // the fp32 shard of a layer of 4e7 parameters, of 2
+  }
+  for (const auto& k : compute) {
+    if (k.category != "compute") continue;
+    for (const auto& c : copies) CHECK_FALSE(overlap(k, c));
+    for (const auto& c : collectives)
+      if (starts_with(c.name, "reduce-scatter")) {
+        CHECK_FALSE(overlap(k, c));
+        ++reductions;
+      }
+  }
+  CHECK(copies.size() == 4);
+  CHECK(reductions > 0);
+  CHECK(blocking.breakdown.io_stall_s >= copies_s * (1 - 1e-9));
+
+  // On their own stream, the reduce-scatters run beside the next layer's GEMMs.
+  const auto async = zinf_copies("gradient_copies", "async");
+  bool overlapped = false;
+  for (const auto& k : track_spans(async.timeline, "gpu0", "compute"))
+    for (const auto& c : track_spans(async.timeline, "gpu0", "collectives"))
+      overlapped |= k.category == "compute" && starts_with(c.name, "reduce-scatter") && overlap(k, c);
+  CHECK(overlapped);
+  CHECK(async.iteration_time_s < blocking.iteration_time_s);
+  CHECK(system_settings_error("zero-infinity", {{"gradient_copies", "sync"}}).find("$.systems[0].gradient_copies") !=
+        std::string::npos);
+}
+
+TEST_CASE("shard copies: blocking ones copy each parameter shard to the GPU only after the all-gather before it, as DeepSpeed 0.9.3's do") {
+  // DeepSpeed 0.9.3 copies an offloaded shard to the GPU with a synchronous .to() on the all-gather
+  // stream (partition_parameters.py all_gather_coalesced), behind the gathers issued before it, and
+  // launches the shard's all-gather after the copy.
+  auto shard_copies_after_gathers = [](const sim::SystemResult& r) {
+    const auto fetches = track_spans(r.timeline, "gpu0", "param fetch (pcie)");
+    std::vector<TrackSpan> gathers;
+    for (const auto& c : track_spans(r.timeline, "gpu0", "collectives"))
+      if (starts_with(c.name, "all-gather")) gathers.push_back(c);
+    REQUIRE(fetches.size() == gathers.size());
+    REQUIRE(fetches.size() == 8);  // four layers, each gathered for forward and for backward
+    const double tick_s = 1e-6;  // the trace's unit, which rounds start and duration apart
+    int after = 0;
+    for (std::size_t k = 1; k < fetches.size(); ++k) {
+      CHECK(gathers[k].start_s >= fetches[k].end_s - tick_s);  // a gather follows its shard's copy either way
+      after += fetches[k].start_s >= gathers[k - 1].end_s - tick_s;
+    }
+    return after;
+  };
+  const auto blocking = zinf_copies("shard_copies", nullptr);  // the default
+  CHECK(shard_copies_after_gathers(blocking) == 7);
+  const auto async = zinf_copies("shard_copies", "async");
+  CHECK(shard_copies_after_gathers(async) < 7);
+  CHECK(async.iteration_time_s <= blocking.iteration_time_s);
+  CHECK(system_settings_error("zero-infinity", {{"shard_copies", 1}}).find("$.systems[0].shard_copies") != std::string::npos);
 }

@@ -146,16 +146,32 @@ inline workloads::Trace gpt3_125m_trace() {
   return workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), t);
 }
 
-// Durations (s) of the spans on one track of a component's timeline (a Chrome trace), in order.
-inline std::vector<double> span_durations(const luwu::Json& trace, const std::string& component, const std::string& track) {
+// The spans on one track of a component's timeline (a Chrome trace), in order.
+struct TrackSpan {
+  std::string name;
+  std::string category;
+  double start_s;
+  double end_s;
+};
+inline std::vector<TrackSpan> track_spans(const luwu::Json& trace, const std::string& component, const std::string& track) {
   int pid = -1, tid = -1;
   for (const auto& e : trace["traceEvents"])
     if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == component) pid = e["pid"];
   for (const auto& e : trace["traceEvents"])
     if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid && e["args"]["name"] == track) tid = e["tid"];
-  std::vector<double> out;
+  std::vector<TrackSpan> out;
   for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid) out.push_back(e["dur"].get<double>() * 1e-6);
+    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid) {
+      const double start = e["ts"].get<double>() * 1e-6;
+      out.push_back({e["name"].get<std::string>(), e.value("cat", ""), start, start + e["dur"].get<double>() * 1e-6});
+    }
+  return out;
+}
+
+// Durations (s) of the spans on one track of a component's timeline, in order.
+inline std::vector<double> span_durations(const luwu::Json& trace, const std::string& component, const std::string& track) {
+  std::vector<double> out;
+  for (const auto& s : track_spans(trace, component, track)) out.push_back(s.end_s - s.start_s);
   return out;
 }
 

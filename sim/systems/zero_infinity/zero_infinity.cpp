@@ -4,9 +4,10 @@
 // prefetched as DeepSpeed does, or layers): each GPU reads its 1/N shard of the parameters from
 // NVMe into host memory (a few gathers ahead, as DeepSpeed's swapper does) and copies it over its
 // own PCIe when the gather is issued (bandwidth-centric partitioning: all PCIe links work in
-// parallel), then the shards are all-gathered over the network.  Backward
-// reduce-scatters each layer's gradient and copies the shard to host memory; with the optimizer on
-// NVMe the shard then goes, as fp32, to NVMe.  All-gathers and reduce-scatters share one
+// parallel), then the shards are all-gathered over the network (a shard's copy waits for the
+// gathers before it: shard_copies).  Backward reduce-scatters each layer's gradient and copies the
+// shard, as fp32, to host memory, the GPU idle meanwhile (gradient_copies); with the optimizer on
+// NVMe the shard then goes to NVMe.  All-gathers and reduce-scatters share one
 // collective stream in issue order unless "collective_streams" is "separate" (gpu_collective.hpp).
 // After backward the CPU optimizer updates the P/N parameters of the rank: on NVMe it streams
 // fp32 master, m, v and gradient through DRAM in sub-groups (read -> update -> write back, in
@@ -80,6 +81,7 @@ class ZeroInfinitySchedule : public Schedule {
         read_striped(env.hosts.nvme, shard, env.cluster.traffic, policy_.read_rate_cap_Bps);
       });
     };
+    CompletionPtr last_gathered = completed();
     ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
       swap_in(g);
       const double in_flight = static_cast<double>(plan_.gathers[g].params);
@@ -93,14 +95,16 @@ class ZeroInfinitySchedule : public Schedule {
       const double shard = shard_bytes(g);
       const double bytes = shard * world;
       const std::string label = gather_label(g);
-      std::vector<CompletionPtr> read;
-      if (swapped_in[g]) read.push_back(swapped_in[g]);
+      std::vector<CompletionPtr> before_copy;
+      if (swapped_in[g]) before_copy.push_back(swapped_in[g]);
+      if (settings_.blocking_shard_copies) before_copy.push_back(last_gathered);
       ParamFetchReplay::Issued issued;
       issued.fetched = fetch_stream.enqueue(
           "shard to gpu " + label, [&env, shard] { transfer(env.hosts.cpu, env.gpu.host(), shard, env.cluster.traffic); },
-          read);
+          before_copy);
       issued.gathered = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zinf-ag", bytes,
                                                "all-gather " + label, {issued.fetched});
+      last_gathered = issued.gathered;
       checkpoints.fetch_back(plan_.uses[plan_.gathers[g].first_use].op);
       return issued;
     });
@@ -122,13 +126,18 @@ class ZeroInfinitySchedule : public Schedule {
         const double bytes = static_cast<double>(op.grad_bytes);
         auto reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zinf-rs", bytes,
                                               "reduce-scatter " + label);
+        // The shard crosses PCIe as fp32: DeepSpeed keeps the offloaded gradient partitions in fp32.
+        const double fp32_bytes = bytes / world * kFp32GradientBytes / element;
         offloaded = offload_stream.enqueue(
             "gradient shard to host " + label,
-            [&env, bytes, world] { transfer(env.gpu.host(), env.hosts.cpu, bytes / world, env.cluster.traffic); },
+            [&env, fp32_bytes] { transfer(env.gpu.host(), env.hosts.cpu, fp32_bytes, env.cluster.traffic); },
             {reduced});
+        if (settings_.blocking_gradient_copies) {
+          gpu.wait(reduced, WaitCause::Communication, "reduce-scatter " + label + " (host blocked in the gradient copy)");
+          gpu.wait(offloaded, WaitCause::Io, "gradient shard to host (blocking copy) " + label);
+        }
         if (on_nvme && op.micro_step == trace.training.grad_accum - 1) {
           // The last micro-step's shard, as fp32, to the optimizer's swap files.
-          const double fp32_bytes = bytes / world * 4 / element;
           swapped_out = swap_out_stream.enqueue(
               "gradient swap-out " + label,
               [&env, fp32_bytes, this] {
@@ -306,7 +315,7 @@ double parse_sub_group_size(const SystemEntry& entry) {
 SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   entry.only_settings(setting_keys({{"offload", "sub_group_size", "optimizer_chunk_params", "aio_block_size",
                                      "aio_queue_depth", "pipeline_read", "pipeline_write", "optimizer_buffer_count",
-                                     "param_buffer_count", "param_buffer_size"},
+                                     "param_buffer_count", "param_buffer_size", "gradient_copies", "shard_copies"},
                                     ParamFetchSettings::keys(), CheckpointOffloadSettings::keys(),
                                     CollectiveSettings::keys(), CollectiveStreamSettings::keys(),
                                     StatePlacementSettings::keys()}));
@@ -323,6 +332,12 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   w.optimizer_buffer_count = static_cast<int>(settings.get_int("optimizer_buffer_count", 4, 1, 1024));
   w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
   w.param_buffer_size = static_cast<double>(settings.get_int("param_buffer_size", 100000000, 1, 1000000000000ll));
+  if (entry.has("gradient_copies"))
+    s.blocking_gradient_copies =
+        entry.at("gradient_copies").as_choice(Choices<bool>{{"async", false}, {"blocking", true}}, "gradient copy mode");
+  if (entry.has("shard_copies"))
+    s.blocking_shard_copies =
+        entry.at("shard_copies").as_choice(Choices<bool>{{"async", false}, {"blocking", true}}, "shard copy mode");
   s.fetch = ParamFetchSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/true);
   s.collectives = CollectiveSettings::parse(entry);

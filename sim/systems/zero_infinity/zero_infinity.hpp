@@ -47,6 +47,20 @@ struct ZeroInfinitySettings {
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
   CollectiveStreamSettings streams;
+  // How backward's reduced gradient shards reach the host ("gradient_copies"): "blocking", as
+  // DeepSpeed 0.9.3 does with the optimizer offloaded (stage3.py partition_grads copies each shard
+  // into a pinned host buffer with a synchronous copy_: the fp32 buffer with offload "dram", the
+  // gradient swapper's buffer via .float() with "nvme", swap_tensor/utils.py insert_tensor), so the
+  // host thread, which launches the backward's kernels and the next gathers, waits for the
+  // reduce-scatter and the copy and the GPU computes nothing meanwhile; or "async", on their own
+  // stream while backward goes on.
+  bool blocking_gradient_copies = true;
+  // How a gather's parameter shard reaches the GPU ("shard_copies"): "blocking", as DeepSpeed
+  // 0.9.3 does with offloaded parameters (partition_parameters.py all_gather_coalesced: the shard
+  // goes to the GPU with a synchronous .to() on the all-gather stream, after the gathers issued
+  // before it, and only then is its all-gather launched), so a shard's copy starts when the
+  // previous all-gather is done; or "async", copied ahead on its own stream.
+  bool blocking_shard_copies = true;
   // With offload "dram", where the optimizer state lives on a server with CXL memory
   // (host_state_placement.hpp); with "nvme" it is on the SSDs and this must stay the default.
   StatePlacementSettings placement;
