@@ -220,7 +220,7 @@ TEST_CASE("every shipped profile loads, is named after its file, is sourced, and
 }
 
 TEST_CASE("the shipped set covers the devices the project needs") {
-  for (const char* name : {"a100-40gb-sxm", "a100-40gb-pcie", "v100-32gb-sxm", "h100-80gb-sxm", "dgx2-nvswitch",
+  for (const char* name : {"a100-40gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie", "v100-32gb-sxm", "h100-80gb-sxm", "dgx2-nvswitch",
                            "infiniband-edr-100g", "rdma-nic-100g", "rdma-nic-200g", "bluefield2-100g",
                            "bluefield2-200g", "bluefield3-400g", "alveo-u50", "tofino", "tofino2", "pcie-gen3-x16", "pcie-gen4-x16", "pcie-gen5-x16",
                            "samsung-pm1733", "intel-optane-p5800x", "intel-optane-p4800x", "ddr4-3200-dual-socket",
