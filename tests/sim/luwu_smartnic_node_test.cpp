@@ -81,15 +81,12 @@ TEST_CASE("luwu: layer-centric node pipelining is slower than step-centric on th
   auto hw = quiet_hardware(topo);
   REQUIRE(hw.optimizer_node->thread_rates);
   auto trace = synthetic_trace(6, 200'000'000, 1e12);
-  // The state lives on the node's SSDs (only the parameters fit the DRAM share), so reading and
-  // writing it back take long enough for the pipelining to matter.
-  const double share = 6 * 200e6 * 2 / hw.optimizer_node->dram.capacity_bytes;
-  auto step = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"optimizer_node_dram_share", share}}), {});
+  // The state lives on the node's SSDs (out of core, the default), so reading and writing it back
+  // take long enough for the pipelining to matter.
+  auto step = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
   sim::SimulationOptions timeline;
   timeline.record_timeline = true;
-  auto layer = sim::simulate_system(
-      trace, topo, hw,
-      *make_system("luwu", {{"optimizer_node_dram_share", share}, {"node_pipelining", "layer-centric"}}), timeline);
+  auto layer = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"node_pipelining", "layer-centric"}}), timeline);
   REQUIRE(step.feasible);
   REQUIRE(layer.feasible);
   // 32 + 5 x 1 = 37 threads at 100 Gb/s, a group of 32 per layer: floor(37 / 32) = 1 lane, which

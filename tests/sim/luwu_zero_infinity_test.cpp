@@ -59,12 +59,13 @@ TEST_CASE("luwu: no collective kernels run on the GPUs, so collective interferen
   CHECK(b.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(1e-12).scale(0));
 }
 
-TEST_CASE("luwu: state beyond the optimizer node's DRAM streams from its SSDs and back, once per step") {
+TEST_CASE("luwu dram-first: state beyond the optimizer node's DRAM streams from its SSDs and back, once per step") {
   auto topo = star(2);
   auto hw = sim::hardware_of(topo);
   const double params = 8 * 50e6;
   // Usable DRAM: the fp16 parameters (2 B/param) and a quarter of the 12 B/param state.
-  auto settings = make_system("luwu", {{"optimizer_node_dram_share", params * (2 + 3) / hw.optimizer_node->dram.capacity_bytes}});
+  auto settings = make_system("luwu", {{"node_storage", "dram-first"},
+                                       {"optimizer_node_dram_share", params * (2 + 3) / hw.optimizer_node->dram.capacity_bytes}});
   auto trace = synthetic_trace(8, 50'000'000, 1e12);
   auto r = sim::simulate_system(trace, topo, hw, *settings, {});
   REQUIRE(r.feasible);
@@ -77,12 +78,39 @@ TEST_CASE("luwu: state beyond the optimizer node's DRAM streams from its SSDs an
   CHECK(written == doctest::Approx(params * 9).scale(0));
 }
 
-TEST_CASE("luwu: the update pipelines behind backward, only the last layer's update is exposed") {
+TEST_CASE("luwu out of core: the node reads each layer's parameters from SSD for every use and writes them back with the state") {
+  // The paper's optimizer node, per parameter: forward reads the 2-byte parameter from SSD;
+  // backward reads it again and the 12 bytes of state, and writes 12 + 2 bytes back.  The
+  // synthetic trace uses each layer's parameters twice (forward and backward).
+  auto topo = star(2);
+  auto hw = sim::hardware_of(topo);
+  const double params = 8 * 50e6;
+  auto trace = synthetic_trace(8, 50'000'000, 1e12);
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
+  REQUIRE(r.feasible);
+  double read = 0, written = 0;
+  for (int j = 0; j < 4; ++j) {
+    read += storage(r, "optnode-ssd" + std::to_string(j) + ":read");
+    written += storage(r, "optnode-ssd" + std::to_string(j) + ":write");
+  }
+  CHECK(read == doctest::Approx(params * (2 * 2 + 12)).scale(0));
+  CHECK(written == doctest::Approx(params * (12 + 2)).scale(0));
+  // The same model kept in DRAM touches no SSD and is no slower.
+  auto dram = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"node_storage", "dram-first"}}), {});
+  CHECK(dram.storage_bytes.empty());
+  CHECK(dram.iteration_time_s <= r.iteration_time_s);
+  CHECK(system_settings_error("luwu", {{"optimizer_node_dram_share", 0.5}}).find("$.systems[0].optimizer_node_dram_share") !=
+        std::string::npos);
+  CHECK(system_settings_error("luwu", {{"node_storage", "ssd"}}).find("$.systems[0].node_storage") != std::string::npos);
+}
+
+TEST_CASE("luwu dram-first: the update pipelines behind backward, only the last layer's update is exposed") {
   auto topo = star(4);
   auto hw = sim::hardware_of(topo);
   const double p = 30e6;
   auto trace = synthetic_trace(8, 30'000'000, 30e12);  // compute per layer far above an update
-  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
+  // The model in the node's DRAM: the update alone, no SSD traffic after it.
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"node_storage", "dram-first"}}), {});
   // LuWu's node moves the update's read + written bytes over its memory bus at the DRAM rate
   // (schedule.cpp): no write-allocate or inter-socket term there, so none in the bound either.
   models::HostSpec node = *hw.optimizer_node;
@@ -152,7 +180,7 @@ TEST_CASE("luwu: the gpu update engine moves each layer's state over PCIe, so it
   auto hw = sim::hardware_of(topo);
   const double p = 30e6;
   auto trace = synthetic_trace(8, 30'000'000, 30e12);
-  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"update_engine", "gpu"}}), {});
+  auto r = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"update_engine", "gpu"}, {"node_storage", "dram-first"}}), {});
   // The engine's default profiles (sim/systems/luwu/luwu.hpp).
   auto gpu = models::gpu_from_profile(models::find_profile("a100-40gb-pcie"));
   auto pcie = models::pcie_from_profile(models::find_profile("pcie-gen4-x16"));
@@ -208,8 +236,10 @@ TEST_CASE("luwu with checkpoints on the host moves each block's checkpoint over 
   for (const auto& layer : trace.layers)
     if (layer.kind == workloads::LayerKind::Transformer) checkpoints += static_cast<double>(layer.checkpoint_bytes);
   REQUIRE(checkpoints > 0);
-  auto kept = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
-  auto offloaded = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"offload_activation_checkpoints", true}}), {});
+  // The model in the node's DRAM, so that the iteration follows the workers, not the node's SSDs.
+  auto kept = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"node_storage", "dram-first"}}), {});
+  auto offloaded = sim::simulate_system(
+      trace, topo, hw, *make_system("luwu", {{"node_storage", "dram-first"}, {"offload_activation_checkpoints", true}}), {});
   REQUIRE(kept.feasible);
   REQUIRE(offloaded.feasible);
   for (int w = 0; w < n; ++w) {
@@ -365,6 +395,7 @@ TEST_CASE("checkpoint copies: blocking ones stop the compute stream for each blo
     Json settings{{"offload_activation_checkpoints", true}};
     if (copies) settings["checkpoint_copies"] = copies;
     if (std::string(system) == "zero-infinity") settings["offload"] = "dram";  // the star's workers have no SSDs
+    if (std::string(system) == "luwu") settings["node_storage"] = "dram-first";  // the workers bound it, not the node's SSDs
     auto r = sim::simulate_system(trace, topo, hw, *make_system(system, settings), {});
     REQUIRE(r.feasible);
     return r;

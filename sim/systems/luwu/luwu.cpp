@@ -108,7 +108,7 @@ double interval_s(const JsonNode& node) {
 SystemPtr parse_luwu(const SystemEntry& entry) {
   entry.only_settings(setting_keys({ParamFetchSettings::keys(), AggregationSettings::keys(),
                                     CheckpointOffloadSettings::keys(),
-                                    {"optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
+                                    {"node_storage", "optimizer_node_dram_share", "state_prefetch_layers", "update_engine", "update_gpu",
                                      "update_gpu_pcie", "node_pipelining", "push_pull", "reliability",
                                      "heartbeat_interval", "optimizer_placement", "parameter_residency"}}));
   LuwuSettings s;
@@ -131,7 +131,13 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
   }
   s.aggregation = AggregationSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/false);
+  using Storage = LuwuSettings::NodeStorage;
+  if (entry.has("node_storage"))
+    s.node_storage = entry.at("node_storage").as_choice(
+        Choices<Storage>{{"out-of-core", Storage::OutOfCore}, {"dram-first", Storage::DramFirst}}, "node storage");
   if (entry.has("optimizer_node_dram_share")) {
+    if (s.node_storage != Storage::DramFirst)
+      entry.at("optimizer_node_dram_share").fail("\"optimizer_node_dram_share\" applies with \"node_storage\": \"dram-first\"");
     s.optimizer_node_dram_share = entry.at("optimizer_node_dram_share").as_positive();
     if (s.optimizer_node_dram_share > 1) entry.at("optimizer_node_dram_share").fail("expected a share in (0, 1]");
   }

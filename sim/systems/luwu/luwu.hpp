@@ -26,8 +26,17 @@ struct LuwuSettings {
   // parameters are multicast in as many pieces.  4 B elements: the paper does not say otherwise.
   AggregationSettings aggregation;
   CheckpointOffloadSettings checkpoints;
-  // Share of the optimizer node's DRAM available to hold fp16 parameters and optimizer state (the
-  // rest: OS, buffers).  Project assumption.
+  // Where the optimizer node keeps the model ("node_storage").
+  //  - "out-of-core" (default): the paper's node (arXiv 2409.00918, the optimizer node's steps per
+  //    parameter): the fp16 parameters and the optimizer state live on the node's SSDs; forward
+  //    reads each layer's parameters from SSD to send them, backward reads them again with the
+  //    state and writes both back, and DRAM only stages what is on its way.  A node without SSDs
+  //    keeps the model in DRAM.
+  //  - "dram-first": the parameters, then as much of the state as fits, stay in the node's DRAM
+  //    (optimizer_node_dram_share of it); only the rest is on SSD.
+  enum class NodeStorage { OutOfCore, DramFirst } node_storage = NodeStorage::OutOfCore;
+  // With "dram-first": share of the optimizer node's DRAM available to hold fp16 parameters and
+  // optimizer state (the rest: OS, buffers).  Project assumption.
   double optimizer_node_dram_share = 0.9;
   // Layers of optimizer state read from SSD into DRAM ahead of their update.
   int state_prefetch_layers = 2;

@@ -1,8 +1,8 @@
 #pragma once
-// Where LuWu's optimizer node keeps the model: the parameters first in DRAM (they are sent for
-// every layer of every micro-batch), then as much of the optimizer state (fp32 master, m and v; m
-// and v in fp32 training) as the rest of the usable DRAM holds; what does not fit lives on the
-// node's SSDs (out-of-core).  With the optimizer colocated on the workers (the paper's ablation),
+// Where LuWu's optimizer node keeps the model (LuwuSettings::node_storage): out of core, all of it
+// on the node's SSDs, as the paper's node does; or DRAM first, the parameters in DRAM (they are
+// sent for every layer of every micro-batch), then as much of the optimizer state (fp32 master, m
+// and v; m and v in fp32 training) as the rest of the usable DRAM holds, the rest on SSD.  With the optimizer colocated on the workers (the paper's ablation),
 // each worker server keeps `share` of the model the same way in its own DRAM and NVMe, in what the
 // activation checkpoints offloaded to that DRAM (`reserved_dram_bytes`) leave.
 #include <algorithm>
@@ -44,6 +44,11 @@ inline LuwuPlacement luwu_placement(const workloads::Trace& trace, const models:
   if (capacity_share != 1) {
     p.dram_usable_bytes *= capacity_share;
     p.ssd_bytes *= capacity_share;
+  }
+  // Out of core: everything streams from SSD when the node has SSDs.
+  if (settings.node_storage == LuwuSettings::NodeStorage::OutOfCore && p.ssd_bytes > 0) {
+    p.param_ssd_share = p.state_ssd_share = 1;
+    return p;
   }
   double dram_left = p.dram_usable_bytes;
   double params_in_dram = std::min(p.param_bytes, dram_left);

@@ -99,6 +99,14 @@ class LuwuSchedule : public Schedule {
       // Streams take work from actors only, so each site's pipeline is laid out by one.
       Site* at = &site;
       simgrid::s4u::Actor::create(site.name + "/pipeline", site.host, [this, at] { optimizer_pipeline(*at); });
+      if (placement_.param_ssd_share > 0) {
+        for (std::size_t k = 0; k < units; ++k) {
+          site.params_read.push_back(make_completion());
+          site.params_sending.push_back(make_completion());
+        }
+        simgrid::s4u::Actor::create(site.name + "/parameter reads", site.host, [this, at] { read_parameters_ahead(*at); })
+            ->daemonize();
+      }
       simgrid::s4u::Actor::create(site.name + "/param multicast", site.host, [this, at] {
         if (settings_.sub_module_fetch)
           sub_module_multicast(*at);
@@ -199,6 +207,8 @@ class LuwuSchedule : public Schedule {
     simgrid::s4u::Host* memory_bus = nullptr;  // its DRAM bandwidth (sim/engine/pacing_host.hpp)
     std::unique_ptr<OutOfCorePipeline> pipeline;
     std::vector<std::shared_ptr<Countdown>> gradient;  // [round]: its share's pieces arrived
+    // Out of core, per unit sent: its parameters are in DRAM / their send has begun.
+    std::vector<CompletionPtr> params_read, params_sending;
   };
 
   void make_sites() {
@@ -287,20 +297,36 @@ class LuwuSchedule : public Schedule {
       // Resident parameters need no room freed on the GPU: each layer goes out as the last is done.
       if (k >= ahead && !resident()) consumed_[k - ahead]->done()->wait();
       const auto& op = trace_.ops[param_ops_[k]];
-      send_parameters(site, k, static_cast<double>(op.param_bytes) * share_, op.kind, "params " + op_label(trace_, op));
+      send_parameters(site, k, unit_bytes(k), op.kind, "params " + op_label(trace_, op));
+    }
+  }
+
+  // Bytes of unit k's parameters that one site sends (a layer's per use, or a sub-module gather's).
+  double unit_bytes(std::size_t k) const {
+    if (settings_.sub_module_fetch)
+      return static_cast<double>(plan_.gathers[k].params) * workloads::bytes_per_element(trace_.training.dtype) * share_;
+    return static_cast<double>(trace_.ops[param_ops_[k]].param_bytes) * share_;
+  }
+
+  // Out of core, the node's reading step (a thread of its own in step-centric pipelining) streams
+  // each unit's parameters from SSD into DRAM one unit ahead of the sends: unit k once unit k - 1
+  // has begun to go out, so DRAM stages at most two units.
+  void read_parameters_ahead(Site& site) {
+    for (std::size_t k = 0; k < site.params_read.size(); ++k) {
+      if (k > 0) site.params_sending[k - 1]->wait();
+      read_striped(site.ssds, unit_bytes(k) * placement_.param_ssd_share, env_.traffic);
+      site.params_read[k]->set();
     }
   }
 
   // Sub-module streaming: gather g goes out once every worker has come to where the plan issues it
   // (its budget of live parameters has room).
   void sub_module_multicast(Site& site) {
-    const double bytes_per_param = workloads::bytes_per_element(trace_.training.dtype);
     for (std::size_t g = 0; g < plan_.gathers.size(); ++g) {
       consumed_[g]->done()->wait();  // every worker requested it
       const ParamGather& gather = plan_.gathers[g];
       const auto& op = trace_.ops[plan_.uses[gather.first_use].op];
-      send_parameters(site, g, static_cast<double>(gather.params) * bytes_per_param * share_, op.kind,
-                      "params " + param_use_label(trace_, plan_, gather.first_use));
+      send_parameters(site, g, unit_bytes(g), op.kind, "params " + param_use_label(trace_, plan_, gather.first_use));
     }
   }
 
@@ -308,14 +334,17 @@ class LuwuSchedule : public Schedule {
   // otherwise gradients stream the other way at once).
   void send_parameters(Site& site, std::size_t k, double bytes, OpKind kind, const std::string& label) {
     const double piece = bytes / aggregation_.pieces();
+    // Out of core, the unit's share on SSD is read ahead (read_parameters_ahead).
+    if (!site.params_read.empty()) {
+      site.params_read[k]->wait();
+      site.params_sending[k]->set();
+    }
     const double start = simgrid::s4u::Engine::get_clock();
     const Caps& caps = kind == OpKind::Forward ? alone_ : both_;
     // The unit's bytes through the node's DRAM (from SSD in, out to the NIC), alongside its pieces.
     auto dram = start_paced(site.memory_bus, bytes * (1 + placement_.param_ssd_share));
     if (settings_.push_pull == DataMover::GpuKernel && &site == &sites_.front()) post_pull_kernels(k);
     for (int c = 0; c < aggregation_.pieces(); ++c) {
-      if (placement_.param_ssd_share > 0)
-        read_striped(site.ssds, piece * placement_.param_ssd_share, env_.traffic);
       transfer(site.host, switch_, piece, env_.traffic, caps.node_push_Bps);
       if (settings_.push_pull == DataMover::NicDma) {
         aggregation_.multicast(piece, caps.worker_pull_Bps, [this, k](int r) { delivered_[r][k]->arrive(); });
@@ -386,6 +415,9 @@ class LuwuSchedule : public Schedule {
         continue;
       }
       const double state_on_ssd = params * cost.state_bytes_per_param * placement_.state_ssd_share;
+      // The updated 16-bit parameters go back to where they live (step 6: 12 + 2 bytes to SSD).
+      const double written_to_ssd =
+          state_on_ssd + params * workloads::bytes_per_element(trace_.training.dtype) * placement_.param_ssd_share;
       const auto t = models::cpu_optimizer_step_times(
           host, params, cost, models::StatePlacement{1 - placement_.state_ssd_share, 0, placement_.state_ssd_share});
       // On the CPU, the update's own threads bound it too when the node's profile gives their rate.
@@ -397,10 +429,10 @@ class LuwuSchedule : public Schedule {
       if (update_gpu_) {
         const double update_s =
             std::max(t.dram_s, models::gpu_update_times(params, cost, update_gpu_->first, update_gpu_->second).total_s);
-        site.pipeline->add_unit(label, state_on_ssd, update_s, state_on_ssd, {gradient});
+        site.pipeline->add_unit(label, state_on_ssd, update_s, written_to_ssd, {gradient});
       } else {
         const double update_bytes = params * (cost.bytes_read_per_param + cost.bytes_written_per_param);
-        site.pipeline->add_unit(label, state_on_ssd, std::max(t.compute_s, threads_s), state_on_ssd, {gradient},
+        site.pipeline->add_unit(label, state_on_ssd, std::max(t.compute_s, threads_s), written_to_ssd, {gradient},
                                  update_bytes);
       }
     }
