@@ -564,17 +564,21 @@ def sm_sharing_what_if(lines, out_dir, name="sm_sharing_what_if"):
     return _finish(fig, notes, out_dir, name)
 
 
-# Short tick names for the ablation's nine bars at column width.
+# Short tick names for the ablation's bars at column width.
 ABLATION_NAMES = {
     "luwu": "LuWu",
     "luwu-layer-centric": "LuWu\nlayer-\ncentric",
     "luwu-gpu-kernel-push-pull": "LuWu\nGPU-kernel\npush/pull",
     "luwu-colocated-ps": "LuWu\nserver on\nworkers",
+    "luwu-dram-first": "LuWu\nnode\nin DRAM",
     "zero-infinity-nvme": "ZeRO-Inf.\n(NVMe)",
     "zero-infinity-mps": "ZeRO-Inf.\n+ MPS",
     "zero-infinity-preemptive": "ZeRO-Inf.\n+ SM\npreemption",
     "zero-infinity-two-streams": "ZeRO-Inf.\n+ two\nstreams",
     "zero-infinity-pipelined-swapper": "ZeRO-Inf.\n+ pipelined\nswapper",
+    "zero-infinity-async-gradient-copies": "ZeRO-Inf.\nasync\ngradient\ncopies",
+    "zero-infinity-async-shard-copies": "ZeRO-Inf.\nasync\nshard\ncopies",
+    "zero-infinity-async-copies": "ZeRO-Inf.\nall copies\nasync",
 }
 
 
@@ -586,7 +590,7 @@ def ablations(lines, out_dir, name="ablations"):
     if not table:
         return _no_data(out_dir, name, "Ablations", notes)
     systems = sorted({r["system"] for r in table}, key=style.system_sort_key)
-    fig, ax = plt.subplots(figsize=(9.0, 4.4))
+    fig, ax = plt.subplots(figsize=(max(9.0, 0.8 * len(systems) + 2), 4.6))
     t = _breakdown_panel(ax, [(None, [(s, _pick(table, system=s)) for s in systems])], tick_names=ABLATION_NAMES)
     figures.TABLES[name] = (BREAKDOWN_COLUMNS, t)
     _legend_right(ax)
