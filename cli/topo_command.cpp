@@ -2,10 +2,17 @@
 //   luwusim topo build --kind luwu-star --workers 8 [--network 100Gb/s ...] -o topo.json
 //   luwusim topo show FILE [--json]
 //   luwusim topo dot FILE -o FILE.dot      (and FILE.png when graphviz's `dot` is installed)
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/command_registry.hpp"
 #include "cli/quantity_flag.hpp"
@@ -21,6 +28,45 @@
 namespace {
 
 using namespace luwu::topologies;
+
+// What `argv` prints on stdout, run without a shell (no quoting of paths); nullopt when it cannot
+// start or exits non-zero.
+std::optional<std::string> output_of(std::vector<std::string> argv) {
+  int out[2];
+  if (::pipe(out) != 0) return std::nullopt;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::close(out[0]);
+    ::close(out[1]);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return text;
+}
 
 struct BuildOptions {
   std::string kind = "luwu-star";
@@ -227,9 +273,13 @@ const bool registered = luwu::cli::register_command(
             std::string png = *dot_out;
             if (png.size() > 4 && png.substr(png.size() - 4) == ".dot") png.resize(png.size() - 4);
             png += ".png";
-            std::string cmd = "dot -Tpng '" + *dot_out + "' -o '" + png + ".tmp-luwusim' && mv '" + png + ".tmp-luwusim' '" + png + "'";
-            if (std::system(cmd.c_str()) == 0) std::cerr << "wrote " << png << "\n";
-            else std::cerr << "warning: graphviz could not render " << png << "\n";
+            // Rendered to memory and written as every output is (a fresh temporary, renamed).
+            if (auto image = output_of({"dot", "-Tpng", *dot_out})) {
+              luwu::write_file_atomically(png, *image);
+              std::cerr << "wrote " << png << "\n";
+            } else {
+              std::cerr << "warning: graphviz could not render " << png << "\n";
+            }
           }
           return 0;
         }

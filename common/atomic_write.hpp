@@ -43,12 +43,16 @@ inline void write_file_atomically(const std::string& path, const std::string& co
     if (fs::is_directory(st)) throw InputError(path, "", "is a directory, not a file to write");
     if (!fs::is_regular_file(st)) return detail::write_all(path, path, content, std::ios::binary | std::ios::out);
   }
-  std::string target = path;
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {
-    target = fs::weakly_canonical(path, ec).string();
+  // Through symbolic links (a chain of them, a dangling one too) to the file they name: that file
+  // is written, the links stay.
+  fs::path target = path;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+    if (hops == 40) throw InputError(path, "", "too many levels of symbolic links");
+    const fs::path next = fs::read_symlink(target, ec);
     if (ec) throw InputError(path, "", "cannot resolve the symbolic link: " + ec.message());
+    target = next.is_absolute() ? next : target.parent_path() / next;
   }
-  std::string tmp = target + ".tmp-luwusim-XXXXXX";
+  std::string tmp = target.string() + ".tmp-luwusim-XXXXXX";
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw InputError(path, "", std::string("cannot create a file beside it: ") + std::strerror(errno));
   // The replaced file's permissions, or what a new file gets under the umask.

@@ -22,14 +22,48 @@ namespace luwu {
 
 using Json = nlohmann::json;
 
-// Parses JSON text; a syntax error or an unrepresentable number is an InputError.
-inline Json parse_json_text(const std::string& text, const std::string& file) {
+// JSON input nests at most this deep: luwusim's own files nest under 10 levels, and the parser
+// is not the only code that walks a document recursively (copies, dumps, the readers), so a
+// document thousands of levels deep would overflow the stack.
+inline constexpr int kMaxJsonNestingDepth = 256;
+
+// An InputError naming the byte offset unless `text`'s arrays and objects nest at most
+// kMaxJsonNestingDepth deep; checked before any parse (brackets inside strings do not count).
+inline void require_json_nesting(const std::string& text, const std::string& file) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonNestingDepth)
+        throw InputError(file, "", "JSON nested more than " + std::to_string(kMaxJsonNestingDepth) +
+                                       " levels deep (at byte " + std::to_string(i) + "); luwusim's inputs nest a few levels");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+// Parses JSON text (of any nlohmann document type: Json, ordered_json); too deep a nesting, a
+// syntax error or an unrepresentable number is an InputError.
+template <typename Document = Json>
+inline Document parse_json_document(const std::string& text, const std::string& file) {
+  require_json_nesting(text, file);
   try {
-    return Json::parse(text);
-  } catch (const Json::exception& e) {  // syntax errors, and numbers beyond a double (1e400)
+    return Document::parse(text);
+  } catch (const typename Document::exception& e) {  // syntax errors, and numbers beyond a double (1e400)
     throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
 }
+
+inline Json parse_json_text(const std::string& text, const std::string& file) { return parse_json_document<Json>(text, file); }
 
 // Input files luwusim reads (scenarios, topologies, traces, profiles, models, sweeps) are at most
 // this large: the largest a shipped command writes is a trace of about a million ops (~150 MB).

@@ -57,6 +57,8 @@ std::string fmt_base(double v) {
   return buf;
 }
 
+constexpr double kMinEfficiency = 1e-3;
+
 // Range check shared by loading and overrides; returns "" when fine, else what is wrong.
 std::string range_problem(const FieldSpec& spec, double value) {
   if (!std::isfinite(value)) return "expected a finite number";
@@ -68,7 +70,9 @@ std::string range_problem(const FieldSpec& spec, double value) {
       if (value < 0) return "must be non-negative";
       break;
     case FieldRange::UnitInterval:
-      if (!(value > 0 && value <= 1)) return "must be a fraction in (0, 1]";
+      // An efficiency divides a time: near zero it makes the time unbounded (1e-300 stalled the
+      // engine, 1e-100 gave a 1.5e97 s iteration).  No hardware runs below 0.1% of its rating.
+      if (!(value >= kMinEfficiency && value <= 1)) return "must be a fraction in [0.001, 1] (an efficiency)";
       break;
     case FieldRange::HalfOpenFraction:
       if (!(value >= 0 && value < 1)) return "must be a fraction in [0, 1)";

@@ -11,7 +11,7 @@ namespace luwu::models {
 enum class FieldRange {
   Positive,          // > 0: bandwidths, rates, capacities, counts of things that must exist
   NonNegative,       // >= 0: latencies, overheads
-  UnitInterval,      // (0, 1]: efficiencies
+  UnitInterval,      // [0.001, 1]: efficiencies (below 0.1% no hardware runs, and times grow without bound)
   HalfOpenFraction,  // [0, 1): shares of throughput lost
   Share,             // [0, 1]: shares that may be none or all (of traffic, of stores)
   Flag,              // a JSON boolean with unit "boolean"

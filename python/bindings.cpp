@@ -1,7 +1,9 @@
 // luwusim._luwusim: the experiment layer for Python.  Scenarios and results cross as JSON text,
 // so Python sees exactly what `luwusim run --json` prints; luwusim/__init__.py wraps it in dicts
 // and pandas DataFrames.  Input errors become ValueError with the file and JSON path.
+#include <csignal>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include "common/input_error.hpp"
+#include "common/json_input.hpp"
 #include "sim/experiment/run_scenario.hpp"
 #include "sim/experiment/scenario.hpp"
 #include "sim/experiment/sweep.hpp"
@@ -22,7 +25,7 @@ namespace {
 
 luwu::sim::ScenarioRun run(const std::string& scenario_json, const std::string& origin,
                            const std::vector<std::string>& systems) {
-  const luwu::Json j = luwu::Json::parse(scenario_json);
+  const luwu::Json j = luwu::parse_json_text(scenario_json, origin);
   const auto scenario = luwu::sim::scenario_from_json(luwu::JsonNode(j, origin));
   luwu::sim::RunOptions options;
   options.only_systems = systems;
@@ -36,12 +39,12 @@ std::string sweep_csv(const std::string& base_json, const std::string& origin,
                       const std::vector<std::pair<std::string, std::vector<std::string>>>& axes, int jobs,
                       const std::string& output, bool resume) {
   luwu::sim::SweepDefinition sweep;
-  sweep.base = luwu::Json::parse(base_json);
+  sweep.base = luwu::parse_json_text(base_json, origin);
   sweep.base_file = origin;
   sweep.origin = "luwusim.sweep";
   for (const auto& [key, values] : axes) {
     luwu::sim::SweepAxis axis{key, {}};
-    for (const auto& v : values) axis.values.push_back(luwu::Json::parse(v));
+    for (const auto& v : values) axis.values.push_back(luwu::parse_json_text(v, "axis " + key));
     luwu::sim::set_axis(sweep, axis);
   }
   const auto points = luwu::sim::expand_sweep(sweep);
@@ -51,10 +54,20 @@ std::string sweep_csv(const std::string& base_json, const std::string& origin,
   options.jobs = jobs;
   options.resume = resume;
   options.overwrite = !resume;
+  luwu::sim::SweepRunSummary summary;
   {
     py::gil_scoped_release unlocked;
-    luwu::sim::run_sweep(sweep, points, options);
+    summary = luwu::sim::run_sweep(sweep, points, options);
   }
+  // A sweep stopped by Ctrl-C is not a result: what finished is in `output` (resumable), and Python
+  // gets its KeyboardInterrupt, never a partial frame.
+  if (summary.interrupted_by == SIGINT) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  if (summary.interrupted_by != 0)
+    throw std::runtime_error("the sweep was stopped by signal " + std::to_string(summary.interrupted_by) +
+                             "; the points that finished are in " + output);
   return luwu::sim::sweep_results_to_csv(luwu::sim::read_sweep_lines(output));
 }
 

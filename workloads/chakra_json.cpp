@@ -420,9 +420,11 @@ namespace {
 Json metadata_json(const ChakraGraph& g, const std::string& name) {
   const ChakraAttr* a = find_attr(g.metadata, name);
   if (!a || a->field != "string_val") throw InputError(g.file, "$[0].attr", "missing string attribute \"" + name + "\"");
+  const std::string& text = a->value.get<std::string>();
   try {
-    return Json::parse(a->value.get<std::string>());
-  } catch (const Json::exception& e) {
+    require_json_nesting(text, g.file);
+    return Json::parse(text);
+  } catch (const std::exception& e) {  // too deep, or not JSON
     throw InputError(g.file, a->path + ".stringVal", std::string("not valid JSON: ") + e.what());
   }
 }

@@ -131,6 +131,7 @@ const std::vector<std::string>& comparable_fields() {
 }
 
 std::vector<Measurement> load_measurements(const std::string& file) {
+  require_input_file(file, "measurements file (.csv or .json)");  // before its name is judged
   const auto ext = std::filesystem::path(file).extension().string();
   if (ext == ".csv") return from_csv(file);
   if (ext == ".json") return from_json(file);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -243,6 +244,33 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
   return simulate_parallel_system(workload, topology, hardware, system, options);
 }
 
+namespace {
+
+// A fold's simulated ranks of a data-parallel group must fill two or more servers evenly and stand
+// for whole servers: what DataParallelCollectives::represent checks once the platform is built,
+// checked here from the topology before a child builds it (on a large cluster, minutes).
+void check_fold_spans_servers(const topologies::Topology& topology, const workloads::ParallelLayout& layout,
+                              int simulated_data) {
+  std::map<int, int> ranks_of_server;
+  const auto gpus = topology.gpus();
+  for (int d = 0; d < simulated_data; ++d) ++ranks_of_server[topology[gpus[parallel_rank(layout, {0, d, 0})]].server];
+  const int per_server = ranks_of_server.begin()->second;
+  bool even = true;
+  for (const auto& [server, ranks] : ranks_of_server) even = even && ranks == per_server;
+  const std::string what = fmt::format("simulation.fold_data_parallel {}: ", simulated_data);
+  if (ranks_of_server.size() < 2 || !even)
+    throw std::invalid_argument(what + fmt::format("the simulated ranks of a data-parallel group sit in {} server(s){}; "
+                                                   "they must fill two or more servers evenly (a ring across servers "
+                                                   "needs a simulated neighbour): fold to a multiple of the GPUs per "
+                                                   "server, at least two servers' worth",
+                                                   ranks_of_server.size(), even ? "" : ", unevenly"));
+  if (layout.data % per_server != 0)
+    throw std::invalid_argument(what + fmt::format("{} ranks per server cannot stand for a group of {} (not whole servers)",
+                                                   per_server, layout.data));
+}
+
+}  // namespace
+
 SystemSimulation start_parallel_system(const ParallelWorkload& workload, const topologies::Topology& topology,
                                        const Hardware& hardware, const System& system,
                                        const SimulationOptions& options) {
@@ -259,6 +287,7 @@ SystemSimulation start_parallel_system(const ParallelWorkload& workload, const t
   const bool folds = fold > 0 && fold < layout.data && system.folds_data_parallel();
   const int simulated_data = folds ? fold : layout.data;
   const int simulated_gpus = layout.tensor * layout.pipeline * simulated_data;
+  if (folds) check_fold_spans_servers(topology, layout, simulated_data);
 
   // The stage that fits worst decides (stage_fit.hpp).
   const StageFit stage_fit = worst_stage_fit(workload, hardware, topology.optimizer_nodes().size(), system);

@@ -62,10 +62,13 @@ std::vector<std::string> split_values(const std::string& text, const std::string
   return out;
 }
 
+// A --set value: JSON where it parses (numbers, objects, lists), else the text as a string.
 luwu::Json value_of(const std::string& text) {
   try {
-    return luwu::Json::parse(text);
-  } catch (const luwu::Json::parse_error&) {
+    return luwu::parse_json_text(text, "--set");
+  } catch (const luwu::InputError& e) {
+    // Too deep a nesting is refused; any other text that is not JSON is a string.
+    if (std::string(e.what()).find("nested more than") != std::string::npos) throw std::invalid_argument(e.what());
     return text;
   }
 }
@@ -108,12 +111,7 @@ void set_axis(SweepDefinition& sweep, SweepAxis axis) {
 }
 
 SweepDefinition sweep_from_text(const std::string& text, const std::string& file) {
-  OrderedJson root;
-  try {
-    root = OrderedJson::parse(text);
-  } catch (const OrderedJson::parse_error& e) {
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
+  const OrderedJson root = luwu::parse_json_document<OrderedJson>(text, file);
   if (!root.is_object()) throw InputError(file, "$", std::string("expected an object, found ") + root.type_name());
   SweepDefinition sweep;
   sweep.origin = file;
@@ -155,6 +153,7 @@ SweepDefinition sweep_from_text(const std::string& text, const std::string& file
 }
 
 SweepDefinition load_sweep_definition(const std::string& file) {
+  require_input_file(file, "sweep or scenario JSON file");  // a device or a FIFO is never read
   std::ifstream in(file);
   if (!in) throw InputError(file, "", "cannot open file");
   std::stringstream buf;
@@ -195,8 +194,18 @@ std::vector<SweepPoint> expand_sweep(const SweepDefinition& sweep) {
   for (const auto& a : sweep.axes) {
     if (a.values.empty()) throw InputError(sweep.origin, "", "axis \"" + a.key + "\" has no values");
     total *= a.values.size();
-    if (total > 10'000'000) throw InputError(sweep.origin, "", "more than 10 million points");
+    if (total > kMaxSweepPoints)
+      throw InputError(sweep.origin, "", fmt::format("more than {} points; split the sweep into several files", kMaxSweepPoints));
   }
+  // Every point holds its own scenario: bound the memory that takes before taking it (a parsed
+  // value costs several times its text; 8x is what nlohmann's objects took here).
+  const double point_bytes = 8.0 * static_cast<double>(sweep.base.dump().size() + 256);
+  if (point_bytes * static_cast<double>(total) > kMaxSweepExpansionBytes)
+    throw InputError(sweep.origin, "",
+                     fmt::format("{} points of a {:.0f} KB scenario would take about {:.1f} GB in memory (at most {:.0f} GB); "
+                                 "split the sweep into several files",
+                                 total, point_bytes / 8 / 1e3, point_bytes * static_cast<double>(total) / 1e9,
+                                 kMaxSweepExpansionBytes / 1e9));
   std::vector<SweepPoint> points;
   points.reserve(total);
   std::vector<std::size_t> digit(sweep.axes.size(), 0);  // odometer, last axis fastest

@@ -11,6 +11,7 @@
 //
 // Each point has a stable id, "<index>-<hash>": its position in the product and a 64-bit FNV-1a
 // hash of the scenario it generates, so a changed base or axis never matches an old result.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -58,7 +59,12 @@ void set_axis(SweepDefinition& sweep, SweepAxis axis);
 // the key when the path runs through a value that is neither an object nor an array.
 void apply_setting(luwu::Json& scenario, const std::string& key, const luwu::Json& value, const std::string& origin);
 
-// The cartesian product, in order, with ids; nothing validated.
+// A sweep has at most this many points, and its expanded points (each with its own scenario) take
+// at most about this much memory, estimated from the base scenario before expanding.
+inline constexpr std::size_t kMaxSweepPoints = 1'000'000;
+inline constexpr double kMaxSweepExpansionBytes = 4e9;
+
+// The cartesian product, in order, with ids; nothing validated.  InputError past the caps above.
 std::vector<SweepPoint> expand_sweep(const SweepDefinition& sweep);
 
 // Parses every point's scenario as `luwusim run` would (sim::scenario_from_json); the first bad

@@ -88,7 +88,10 @@ std::vector<SweepLine> read_sweep_lines(const std::string& path, std::size_t* pa
     const std::string where = "line " + std::to_string(number);
     SweepLine line;
     try {
+      require_json_nesting(text, path);
       line.json = luwu::Json::parse(text);
+    } catch (const InputError&) {
+      throw InputError(path, where, "JSON nested more than " + std::to_string(kMaxJsonNestingDepth) + " levels deep");
     } catch (const luwu::Json::parse_error& e) {
       throw InputError(path, where, std::string("not valid JSON: ") + e.what());
     }
@@ -216,8 +219,8 @@ std::vector<SweepLine> merge_sweep_results(const std::vector<std::string>& files
       // off by a sweep stopped mid-write is bad input, never silently dropped.
       SweepLine last;
       try {
-        last.json = luwu::Json::parse(text);
-      } catch (const luwu::Json::parse_error&) {
+        last.json = luwu::parse_json_text(text, f);
+      } catch (const InputError&) {
         throw InputError(f, fmt::format("line {}", std::count(content.begin(), content.end(), '\n') + 1),
                          "the last line is cut off (a sweep stopped while writing it?): `luwusim sweep ... --resume` "
                          "drops and reruns it");

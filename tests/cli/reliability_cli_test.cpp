@@ -308,8 +308,12 @@ TEST_CASE("reliability: suspicious scenario values are errors at their JSON path
 
 TEST_CASE("reliability: hardware numbers beyond any hardware are errors at their path, not deadlocks or null times") {
   // Each of these ran into SimGrid's "Deadlock detected" and a raw json type_error (exit 1).
+  // An efficiency near zero did the same (1e-300), or gave a 1.5e97 s iteration (1e-100).
   for (const char* override_json : {R"("pcie-gen4-x16": {"latency": 1e308})", R"("a100-40gb-sxm": {"peak_fp16_flops": 1e-300})",
-                                    R"("samsung-pm1733": {"read_bandwidth": 1e-300})"}) {
+                                    R"("samsung-pm1733": {"read_bandwidth": 1e-300})",
+                                    R"("a100-40gb-sxm": {"gemm_efficiency_max": 1e-300})",
+                                    R"("a100-40gb-sxm": {"gemm_efficiency_max": 1e-100})",
+                                    R"("a100-40gb-sxm": {"hbm_efficiency": 0.0009})"}) {
     CAPTURE(override_json);
     write_text("rel-extreme.json", std::string(R"({"model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 64},
         "cluster": {"topology": "luwu-star", "workers": 2, "overrides": {)") + override_json + R"(}},
@@ -366,4 +370,34 @@ TEST_CASE("reliability: LuWu with a PCIe latency of 0 runs (it crashed the simul
     CHECK(res["iteration_time_s"].get<double>() > 0);
   }
   std::remove("rel-zero-latency.json");
+}
+
+TEST_CASE("reliability: JSON nested thousands of levels deep is refused before any parse (it crashed sweep)") {
+  // A sweep axis value, a sweep --set value, a scenario field and a sweep results line, each
+  // 100,000 levels deep: `sweep --list` died with SIGSEGV (a recursive walk of the parsed value).
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string base = kSourceDir + "/scenarios/small-zero3-vs-ddp.json";
+  write_text("rel-deep-sweep.json", R"({"base": ")" + base + R"(", "axes": {"training.micro_batch": [)" + deep + "]}}");
+  write_text("rel-deep-scenario.json", R"({"name": "deep", "model": )" + deep + "}");
+  write_text("rel-deep-results.jsonl", R"({"id": "0", "point": )" + deep + "}\n");
+  for (const char* args : {"sweep rel-deep-sweep.json --list", "sweep rel-deep-sweep.json -o rel-deep.jsonl",
+                           "run rel-deep-scenario.json", "all-reduce-bandwidth rel-deep-scenario.json",
+                           "sweep-export rel-deep-results.jsonl --csv rel-deep.csv"}) {
+    CAPTURE(args);
+    auto r = run_bounded(args);
+    CHECK(r.exit_code == 2);
+    CHECK((contains(r.err, "nested more than 256 levels") || contains(r.err, "expected")));
+  }
+  // The sweep's own message names the file and where the nesting went too deep.
+  auto sweep = run_bounded("sweep rel-deep-sweep.json --list");
+  CHECK(contains(sweep.err, "rel-deep-sweep.json"));
+  CHECK(contains(sweep.err, "nested more than 256 levels deep"));
+  auto set = run_bounded("sweep " + base + " --set training.micro_batch=" + std::string(300, '[') + std::string(300, ']') + " --list");
+  CHECK(set.exit_code == 2);
+  CHECK(contains(set.err, "nested more than 256 levels deep"));
+  // 256 levels are still read (and refused for what they are, not for their depth).
+  write_text("rel-deep-scenario-256.json", R"({"name": "deep", "model": )" + std::string(255, '[') + std::string(255, ']') + "}");
+  auto ok_depth = run_bounded("run rel-deep-scenario-256.json");
+  CHECK(ok_depth.exit_code == 2);
+  CHECK_FALSE(contains(ok_depth.err, "nested more than"));
 }

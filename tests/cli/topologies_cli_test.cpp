@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <unistd.h>
 
 #include "tests/cli/run_command.hpp"
@@ -95,4 +98,25 @@ TEST_CASE("topo build --optimizer-nodes and --trunks-per-rack: more nodes and fa
     CHECK(r.exit_code == 2);
     CHECK(has(r.err, "must be >= 1"));
   }
+}
+
+TEST_CASE("topo dot: the drawing is written through a fresh temporary, so a link planted at the old fixed name is not followed") {
+  // The PNG went through "<name>.png.tmp-luwusim" and a shell `mv`: a symbolic link planted there
+  // had graphviz write the image into the link's target.  Graphviz is installed by setup.sh.
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) return;
+  std::string json = tmp("planted.json"), dot = tmp("planted's name.dot"), png = tmp("planted's name.png");
+  const std::string victim = tmp("victim.txt"), planted = png + ".tmp-luwusim";
+  REQUIRE(run_luwusim("topo build --kind luwu-star --workers 2 -o " + json).exit_code == 0);
+  {
+    std::ofstream v(victim);
+    v << "keep me";
+  }
+  std::remove(planted.c_str());
+  REQUIRE(::symlink(victim.c_str(), planted.c_str()) == 0);
+  // A quote in the name broke the shell command's quoting; the renderer now runs without a shell.
+  auto r = run_luwusim("topo dot " + json + " -o \"" + dot + "\"");
+  CHECK(r.exit_code == 0);
+  CHECK(read_whole_file(victim) == "keep me");
+  CHECK(read_whole_file(png).substr(1, 3) == "PNG");
+  for (const auto& f : {json, dot, png, victim, planted}) std::remove(f.c_str());
 }

@@ -57,3 +57,26 @@ TEST_CASE("write_file_atomically keeps the replaced file's permissions and follo
   CHECK(files == 0);
   fs::remove_all(dir);
 }
+
+TEST_CASE("write_file_atomically through a symbolic link writes the link's target, keeping its mode and the link") {
+  // `--timeline` through a link turned a 0600 target into 0644 and replaced a dangling link with a
+  // file; the README promises links keep their target.
+  const fs::path dir = fs::temp_directory_path() / ("luwusim-atomic-link-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path target = dir / "target.json", link = dir / "link.json";
+  std::ofstream(target) << "old";
+  REQUIRE(::chmod(target.c_str(), 0600) == 0);
+  fs::create_symlink(target, link);
+  luwu::write_file_atomically(link.string(), "new");
+  CHECK(fs::is_symlink(link));
+  CHECK(read(target) == "new");
+  CHECK(mode_of(target) == 0600);
+  // A dangling link: its target is created, the link stays a link.
+  const fs::path absent = dir / "absent.json", dangling = dir / "dangling.json";
+  fs::create_symlink(absent, dangling);
+  luwu::write_file_atomically(dangling.string(), "made");
+  CHECK(fs::is_symlink(dangling));
+  CHECK(read(absent) == "made");
+  fs::remove_all(dir);
+}

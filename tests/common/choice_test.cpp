@@ -106,3 +106,15 @@ TEST_CASE("only_keys suggests the nearest known key with the same words") {
     CHECK(std::string(e.what()) == "paint.json: at $.colur: unknown field \"colur\" (did you mean \"colour\"?)");
   }
 }
+
+TEST_CASE("an input error quotes a huge bad value by its ends, with the file and path in full") {
+  // A 50 MB string in a field was echoed into a 50 MB message.
+  const std::string value(50'000'000, 'x');
+  const luwu::InputError e("big.json", "$.model", "unknown model \"" + value + "\"; did you mean gpt3-175b?");
+  const std::string what = e.what();
+  CHECK(what.size() < 2200);
+  CHECK(what.rfind("big.json: at $.model: unknown model \"xxx", 0) == 0);
+  CHECK(what.find("bytes left out") != std::string::npos);
+  CHECK(what.find("did you mean gpt3-175b?") != std::string::npos);  // the end survives
+  CHECK(std::string(luwu::InputError("f", "", "short").what()) == "f: short");
+}

@@ -94,5 +94,62 @@ class ErrorTest(unittest.TestCase):
             luwusim.sweep(tiny(), {"training.micro_batch": [0]})
 
 
+class HostileInput(unittest.TestCase):
+    """The module's doors refuse what the command line's refuse, as InputError (a ValueError)."""
+
+    def test_devices_fifos_and_folders_are_refused_at_once(self):
+        # run("/dev/zero") read until MemoryError.
+        folder = os.path.dirname(SCENARIO)
+        fifo = os.path.join(os.getcwd(), f"py-fifo-{os.getpid()}")
+        os.mkfifo(fifo)
+        try:
+            for path, why in (("/dev/zero", "not a regular file"), (fifo, "not a regular file"), (folder, "directory")):
+                with self.assertRaises(luwusim.InputError) as caught:
+                    luwusim.run(path)
+                self.assertIn(why, str(caught.exception))
+                self.assertIn(path, str(caught.exception))
+        finally:
+            os.remove(fifo)
+
+    def test_nan_and_infinity_name_their_field(self):
+        # A NaN in a dict reached the C++ parser as a raw nlohmann parse_error (RuntimeError).
+        s = tiny()
+        s["training"]["micro_batch"] = float("nan")
+        with self.assertRaises(luwusim.InputError) as caught:
+            luwusim.run(s)
+        self.assertIn("$.training.micro_batch", str(caught.exception))
+        self.assertTrue(issubclass(luwusim.InputError, ValueError))
+        with self.assertRaises(luwusim.InputError) as caught:
+            luwusim.sweep(tiny(), {"cluster.workers": [2, float("inf")]})
+        self.assertIn("cluster.workers", str(caught.exception))
+
+    def test_deep_nesting_is_refused_not_a_crash(self):
+        # A base nested a few thousand levels deep overflowed the stack of a recursive walk.
+        deep = 0
+        for _ in range(3000):
+            deep = [deep]
+        s = tiny()
+        s["model"] = deep
+        with self.assertRaises(luwusim.InputError) as caught:
+            luwusim.run(s)
+        self.assertIn("nested more than 256 levels", str(caught.exception))
+
+    def test_an_interrupted_sweep_raises_keyboard_interrupt(self):
+        # Ctrl-C during sweep returned the finished points as if the sweep were done.
+        import signal
+        import threading
+        output = os.path.join(os.getcwd(), f"py-interrupted-{os.getpid()}.jsonl")
+        s = tiny()
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                luwusim.sweep(s, {"training.micro_batch": list(range(1, 65))}, jobs=1, output=output)
+        finally:
+            timer.cancel()
+            if os.path.exists(output):
+                os.remove(output)
+
+
 if __name__ == "__main__":
     unittest.main()

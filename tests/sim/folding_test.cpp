@@ -326,8 +326,13 @@ TEST_CASE("a system that does not fold simulates every rank; a fold that does no
   topologies::DgxParams p;
   p.servers = 3;
   const auto dgx = topologies::build_dgx(p);
-  CHECK_THROWS(run_data_parallel(trace, dgx, "ddp", 8));
-  CHECK_THROWS(run_data_parallel(trace, dgx, "ddp", 12));
+  // Refused before the simulation process builds the platform (on a large cluster it failed after
+  // minutes, with exit 1), naming the setting.
+  CHECK_THROWS_WITH_AS(run_data_parallel(trace, dgx, "ddp", 8),
+                       doctest::Contains("simulation.fold_data_parallel 8: the simulated ranks of a data-parallel group sit in 1 server"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(run_data_parallel(trace, dgx, "ddp", 12), doctest::Contains("sit in 2 server(s), unevenly"),
+                       std::invalid_argument);
   CHECK(run_data_parallel(trace, dgx, "ddp", 16).folding.has_value());  // 2 of 3 servers: not a divisor, fine
 }
 

@@ -422,3 +422,40 @@ TEST_CASE("merging results of different sweeps is refused naming the files unles
   CHECK(mixed[1].json["point"]["training.micro_batch"] == 2);
   for (const auto& f : {a, b, other}) std::remove(f.c_str());
 }
+
+TEST_CASE("a sweep's size is bounded before it expands: points, and the memory its scenarios take") {
+  // At the old 1e7-point cap a sweep ended in std::bad_alloc while expanding (every point holds
+  // its own scenario).
+  auto refusal = [](const SweepDefinition& s) {
+    try {
+      expand_sweep(s);
+    } catch (const luwu::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  SweepDefinition many;
+  many.origin = "many.json";
+  many.base = Json{{"model", "gpt3-125m"}};
+  for (const char* key : {"a", "b"}) {
+    SweepAxis axis{key, {}};
+    for (int v = 0; v < 1001; ++v) axis.values.push_back(v);  // 1001 x 1001 > 1e6
+    many.axes.push_back(axis);
+  }
+  CHECK(refusal(many).find("more than 1000000 points") != std::string::npos);
+  CHECK(refusal(many).find("many.json") != std::string::npos);
+
+  // 20,000 points are allowed, but not of a 100 KB scenario: 8 x 100 KB x 20,000 = 16 GB.
+  SweepDefinition big;
+  big.origin = "big.json";
+  big.base = Json{{"model", "gpt3-125m"}, {"description", std::string(100'000, 'x')}};
+  SweepAxis axis{"training.micro_batch", {}};
+  for (int v = 1; v <= 20'000; ++v) axis.values.push_back(v);
+  big.axes.push_back(axis);
+  const std::string why = refusal(big);
+  CHECK(why.find("20000 points of a 100 KB scenario") != std::string::npos);
+  CHECK(why.find("at most 4 GB") != std::string::npos);
+  // The same points of a small scenario expand.
+  big.base = Json{{"model", "gpt3-125m"}};
+  CHECK(expand_sweep(big).size() == 20'000);
+}
