@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <unordered_set>
 #include <stdexcept>
 
 #include "common/choice.hpp"
@@ -144,16 +145,15 @@ std::vector<Vertex> Topology::network_switches() const {
 // Breadth-first over PCIe links from `from`; returns the first vertices of kind a or b, nearest
 // first, ties by vertex index (each BFS level is sorted).
 std::vector<Vertex> Topology::nearest_over_pcie(Vertex from, VertexKind a, VertexKind b, std::size_t max_results) const {
-  std::vector<char> seen(vertex_count(), 0);
+  std::unordered_set<Vertex> seen{from};
   std::vector<Vertex> level{from}, out;
-  seen[from] = 1;
   while (!level.empty() && out.size() < max_results) {
     std::vector<Vertex> next;
     for (Vertex u : level)
       for (auto [it, end] = boost::out_edges(u, graph); it != end; ++it) {
         if (graph[*it].kind != LinkKind::Pcie) continue;
         Vertex w = boost::target(*it, graph);
-        if (!seen[w]) seen[w] = 1, next.push_back(w);
+        if (seen.insert(w).second) next.push_back(w);
       }
     std::sort(next.begin(), next.end());
     for (Vertex w : next)
@@ -164,9 +164,8 @@ std::vector<Vertex> Topology::nearest_over_pcie(Vertex from, VertexKind a, Verte
 }
 
 bool Topology::reaches_over_pcie_switches(Vertex from, Vertex to) const {
-  std::vector<char> seen(vertex_count(), 0);
+  std::unordered_set<Vertex> seen{from};
   std::deque<Vertex> queue{from};
-  seen[from] = 1;
   while (!queue.empty()) {
     const Vertex u = queue.front();
     queue.pop_front();
@@ -174,8 +173,7 @@ bool Topology::reaches_over_pcie_switches(Vertex from, Vertex to) const {
       if (graph[*it].kind != LinkKind::Pcie) continue;
       const Vertex w = boost::target(*it, graph);
       if (w == to) return true;
-      if (seen[w] || graph[w].kind != VertexKind::PcieSwitch) continue;
-      seen[w] = 1;
+      if (graph[w].kind != VertexKind::PcieSwitch || !seen.insert(w).second) continue;
       queue.push_back(w);
     }
   }
@@ -188,28 +186,35 @@ Vertex Topology::nic_of(Vertex gpu) const {
   auto nearest = nearest_over_pcie(gpu, VertexKind::Nic, VertexKind::SmartNic, vertex_count());
   if (nearest.empty()) throw luwu::InputError(source_file, "", graph[gpu].name + " has no NIC reachable over PCIe");
   // Keep only the NICs at the minimum distance.
-  auto dist = pcie_hops(gpu);
+  const auto dist = pcie_hops(gpu);
   std::vector<Vertex> candidates;
   for (Vertex n : nearest)
-    if (dist[n] == dist[nearest.front()]) candidates.push_back(n);
+    if (dist.at(n) == dist.at(nearest.front())) candidates.push_back(n);
   if (candidates.size() == 1) return candidates.front();
-  // Peer GPUs: those in the same PCIe tree whose nearest NICs are the same set.
+  // Peer GPUs: those in the same PCIe tree (in vertex order) whose nearest NICs are the same set.
+  std::vector<Vertex> tree;
+  for (const auto& [v, hops] : dist) tree.push_back(v);
+  std::sort(tree.begin(), tree.end());
   std::vector<Vertex> peers;
-  for (Vertex g = 0; g < vertex_count(); ++g) {
-    if (graph[g].kind != VertexKind::Gpu || dist[g] == static_cast<std::size_t>(-1)) continue;
+  for (Vertex g : tree) {
+    if (graph[g].kind != VertexKind::Gpu) continue;
     if (g == gpu) {
       peers.push_back(g);
       continue;
     }
-    auto gd = pcie_hops(g);
+    const auto gd = pcie_hops(g);
+    auto hops = [&](Vertex n) {
+      auto it = gd.find(n);
+      return it == gd.end() ? static_cast<std::size_t>(-1) : it->second;
+    };
     std::size_t best = static_cast<std::size_t>(-1);
-    for (Vertex n : candidates) best = std::min(best, gd[n]);
+    for (Vertex n : candidates) best = std::min(best, hops(n));
     bool same = best != static_cast<std::size_t>(-1);
-    for (Vertex n : candidates) same = same && gd[n] == best;
+    for (Vertex n : candidates) same = same && hops(n) == best;
     if (same) {
       // ... and no other NIC nearer or as near.
-      for (Vertex n = 0; n < vertex_count() && same; ++n)
-        if (is_nic(graph[n].kind) && gd[n] <= best && std::find(candidates.begin(), candidates.end(), n) == candidates.end())
+      for (const auto& [n, h] : gd)
+        if (is_nic(graph[n].kind) && h <= best && std::find(candidates.begin(), candidates.end(), n) == candidates.end())
           same = false;
     }
     if (same) peers.push_back(g);
@@ -218,17 +223,17 @@ Vertex Topology::nic_of(Vertex gpu) const {
   return candidates[k * candidates.size() / peers.size()];
 }
 
-std::vector<std::size_t> Topology::pcie_hops(Vertex from) const {
-  std::vector<std::size_t> dist(vertex_count(), static_cast<std::size_t>(-1));
+std::unordered_map<Vertex, std::size_t> Topology::pcie_hops(Vertex from) const {
+  std::unordered_map<Vertex, std::size_t> dist{{from, 0}};
   std::deque<Vertex> queue{from};
-  dist[from] = 0;
   while (!queue.empty()) {
     Vertex u = queue.front();
     queue.pop_front();
+    const std::size_t next = dist.at(u) + 1;
     for (auto [it, end] = boost::out_edges(u, graph); it != end; ++it) {
       if (graph[*it].kind != LinkKind::Pcie) continue;
       Vertex w = boost::target(*it, graph);
-      if (dist[w] == static_cast<std::size_t>(-1)) dist[w] = dist[u] + 1, queue.push_back(w);
+      if (dist.emplace(w, next).second) queue.push_back(w);
     }
   }
   return dist;
@@ -242,9 +247,10 @@ Vertex Topology::cpu_of(Vertex gpu) const {
 
 std::vector<Vertex> Topology::gpus_behind(Vertex nic) const {
   std::vector<Vertex> out;
-  auto dist = pcie_hops(nic);
-  for (Vertex g : gpus())
-    if (dist[g] != static_cast<std::size_t>(-1) && nic_of(g) == nic) out.push_back(g);
+  const auto dist = pcie_hops(nic);
+  for (const auto& [g, hops] : dist)
+    if (graph[g].kind == VertexKind::Gpu && nic_of(g) == nic) out.push_back(g);
+  std::sort(out.begin(), out.end());  // rank order, as gpus()
   return out;
 }
 
@@ -255,9 +261,8 @@ std::optional<Vertex> Topology::optimizer_node() const {
 }
 
 std::vector<Vertex> Topology::ssds_of(Vertex host) const {
-  std::vector<char> seen(vertex_count(), 0);
+  std::unordered_set<Vertex> seen{host};
   std::deque<Vertex> queue{host};
-  seen[host] = 1;
   std::vector<Vertex> out;
   while (!queue.empty()) {
     Vertex u = queue.front();
@@ -266,8 +271,7 @@ std::vector<Vertex> Topology::ssds_of(Vertex host) const {
       LinkKind lk = graph[*it].kind;
       if (lk != LinkKind::Pcie && lk != LinkKind::Nvme) continue;
       Vertex w = boost::target(*it, graph);
-      if (seen[w]) continue;
-      seen[w] = 1;
+      if (!seen.insert(w).second) continue;
       VertexKind k = graph[w].kind;
       if (k == VertexKind::Ssd) out.push_back(w);
       else if (k == VertexKind::PcieSwitch) queue.push_back(w);  // only PCIe fabric is traversed

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/json_input.hpp"
@@ -99,7 +100,10 @@ class Topology {
 
  private:
   void reindex_edges();
-  std::vector<std::size_t> pcie_hops(Vertex from) const;  // PCIe-only hop counts
+  // PCIe-only hop counts to the vertices `from` reaches (its server's PCIe tree): the searches
+  // below touch only that tree, never a vector of every vertex, so finding every GPU's NIC, CPU
+  // and SSDs is linear in the cluster.
+  std::unordered_map<Vertex, std::size_t> pcie_hops(Vertex from) const;
   std::vector<Vertex> nearest_over_pcie(Vertex from, VertexKind a, VertexKind b, std::size_t max_results) const;
   std::map<std::string, Vertex> by_name_;
   std::map<std::string, std::size_t> edge_by_name_;
