@@ -64,6 +64,7 @@ const bool registered = luwu::cli::register_command(
       return [a]() -> int {
         std::optional<luwu::sim::ModeChoice> mode;  // checked before the scenario is read
         if (!a->mode.empty()) mode = luwu::choose(a->mode, luwu::sim::mode_choices(), "--mode");
+        if (!a->timeline.empty()) luwu::require_writable_output(a->timeline);  // before any simulation
         auto scenario = luwu::sim::load_scenario(a->scenario);
         if (mode) scenario.mode = *mode;
         if (!a->trace.empty()) {

@@ -3,7 +3,9 @@
 // the fastest configurations of the scenario's model on its cluster, with their breakdowns
 // (sim/experiment/config_search.hpp).
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <iostream>
 #include <memory>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.hpp"
+#include "common/atomic_write.hpp"
 #include "sim/experiment/config_search.hpp"
 #include "sim/experiment/sweep.hpp"
 
@@ -65,18 +68,25 @@ const bool registered = luwu::cli::register_command(
         luwu::sim::SearchOptions options;
         options.jobs = a->jobs;
         options.say = [](const std::string& line) { std::cerr << line << "\n"; };
-        // Without -o the simulated points go to a scratch file, removed afterwards.
+        // Without -o the simulated points go to a scratch folder of its own (mkdtemp: a fresh name,
+        // created exclusively, so nothing planted in the temporary folder is appended to), removed
+        // afterwards.
         std::string scratch;
         if (a->output.empty()) {
-          scratch = (std::filesystem::temp_directory_path() / fmt::format("luwusim-search-{}.jsonl", ::getpid())).string();
-          options.output = scratch;
+          std::string folder = (std::filesystem::temp_directory_path() / "luwusim-search-XXXXXX").string();
+          if (::mkdtemp(folder.data()) == nullptr)
+            throw std::runtime_error("cannot create a scratch folder in " + std::filesystem::temp_directory_path().string());
+          scratch = folder;
+          options.output = (std::filesystem::path(folder) / "candidates.jsonl").string();
         } else {
+          luwu::require_writable_output(a->output);  // before any simulation
           options.output = a->output;
         }
         struct RemoveScratch {
-          std::string file;
+          std::string folder;
           ~RemoveScratch() {
-            if (!file.empty()) std::filesystem::remove(file);
+            std::error_code ec;
+            if (!folder.empty()) std::filesystem::remove_all(folder, ec);
           }
         } remove_scratch{scratch};
         const auto outcome = luwu::sim::search_configurations(scenario, space, options);

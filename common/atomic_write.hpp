@@ -35,6 +35,17 @@ inline void write_all(const std::string& path, const std::string& shown, const s
 }
 }  // namespace detail
 
+// An InputError now, before any work, unless `path` could be written later: not a directory, and
+// in a folder that exists.  (A command that simulates for minutes must not fail at its output.)
+inline void require_writable_output(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(fs::status(path, ec))) throw InputError(path, "", "is a directory, not a file to write");
+  const fs::path folder = fs::path(path).parent_path();
+  if (!folder.empty() && !fs::is_directory(fs::status(folder, ec)))
+    throw InputError(path, "", "cannot be written: the folder " + folder.string() + " does not exist");
+}
+
 inline void write_file_atomically(const std::string& path, const std::string& content) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -1,4 +1,5 @@
 #include "validation/bandwidth.hpp"
+#include "validation/scratch_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -157,10 +158,9 @@ struct FilePass {
 FilePass measure_one_file(const std::string& path, std::size_t file_bytes, std::size_t io_bytes,
                           std::vector<AlignedBuffer<unsigned char>>& slots, std::vector<double>* latencies) {
   FilePass result;
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600);
-  result.direct_io = fd >= 0;
-  if (fd < 0) fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw_errno(path + ": cannot create the scratch file");
+  const ScratchFile scratch = create_scratch_file(path);  // exclusively: nothing planted is followed
+  int fd = scratch.fd;
+  result.direct_io = scratch.direct_io;
   struct Cleanup {
     int& fd;
     const std::string& path;
@@ -199,7 +199,7 @@ FilePass measure_one_file(const std::string& path, std::size_t file_bytes, std::
   // state file.
   if (!write_all()) {  // the filesystem accepted O_DIRECT at open but refuses the I/O
     ::close(fd);
-    fd = ::open(path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
+    fd = ::open(path.c_str(), O_RDWR | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno(path + ": cannot reopen the scratch file");
     result.direct_io = false;
     write_all();

@@ -1,4 +1,5 @@
 #include "validation/out_of_core_adam.hpp"
+#include "validation/scratch_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -44,13 +45,10 @@ OutOfCoreAdam::OutOfCoreAdam(std::string path, std::size_t param_count, std::siz
   block_count_ = (param_count + block_params_ - 1) / block_params_;
   for (std::size_t i = 0; i < kSlots; ++i) slots_.emplace_back(3 * block_params_);
 
-  const int flags = O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC;
-  if (try_direct_io) {
-    fd_ = ::open(path_.c_str(), flags | O_DIRECT, 0600);
-    if (fd_ >= 0) direct_io_ = true;
-  }
-  if (fd_ < 0) fd_ = ::open(path_.c_str(), flags, 0600);
-  if (fd_ < 0) throw_errno(path_ + ": cannot create the optimizer state file");
+  // Created exclusively: a file or link planted at the name is never truncated or written through.
+  const ScratchFile scratch = create_scratch_file(path_, try_direct_io);
+  fd_ = scratch.fd;
+  direct_io_ = scratch.direct_io;
   if (::ftruncate(fd_, static_cast<off_t>(file_bytes())) != 0) {
     ::close(fd_);
     ::unlink(path_.c_str());
@@ -61,7 +59,7 @@ OutOfCoreAdam::OutOfCoreAdam(std::string path, std::size_t param_count, std::siz
     if (::pread(fd_, slots_[0].data(), kPageBytes, 0) < 0 && errno == EINVAL) {
       ::close(fd_);
       direct_io_ = false;
-      fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+      fd_ = ::open(path_.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
       if (fd_ < 0) throw_errno(path_ + ": cannot reopen the optimizer state file");
     }
   }

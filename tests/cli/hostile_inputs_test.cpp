@@ -86,6 +86,10 @@ std::vector<HostileCase> hostile_cases() {
        "the last line is cut off", [] { write_text("hostile-cut.jsonl", R"({"id": "0-1", "point": {"a": 1}, "res)"); }},
       {"search", "`/dev/zero`", "search /dev/zero", 2, "is not a regular file"},
       {"compare", "`/dev/zero`", "compare /dev/zero", 2, "is not a regular file"},
+      {"`run --timeline`", "a folder that does not exist (was found only after simulating)",
+       "run " + kBase + " --timeline hostile-nodir/t.json", 2, "the folder hostile-nodir does not exist"},
+      {"`search -o`", "a folder that does not exist", "search " + kBase + " --micro-batch 1 -o hostile-nodir/s.jsonl", 2,
+       "the folder hostile-nodir does not exist"},
       {"`simulation.fold_data_parallel`", "a fold of 8 ranks inside one 8-GPU server (failed after the platform was built)",
        "run hostile-fold.json", 2, "sit in 1 server",
        [] {

@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 
 #include "tests/validation/adam_test_data.hpp"
 #include "validation/adam_parallel.hpp"
 #include "validation/out_of_core_adam.hpp"
+#include "validation/scratch_file.hpp"
 
 using namespace luwu::validation;
 using namespace luwu::validation::testing;
@@ -77,4 +79,28 @@ TEST_CASE("the state file is removed with the optimizer, and a tiny buffer is re
   CHECK(!std::filesystem::exists(path));
   CHECK_THROWS_AS(OutOfCoreAdam(path, 5000, 1000), std::invalid_argument);
   CHECK(!std::filesystem::exists(path));
+}
+
+TEST_CASE("scratch files are created exclusively: a file or link planted at the name is never written through") {
+  // calibrate and validate name their scratch files after the process id in /tmp; opened with
+  // O_CREAT | O_TRUNC they followed a planted link and overwrote its target with gigabytes.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("luwusim-scratch-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path victim = dir / "victim", planted = dir / "scratch.bin";
+  std::ofstream(victim) << "keep me";
+  fs::create_symlink(victim, planted);
+  CHECK_THROWS_WITH_AS(luwu::validation::create_scratch_file(planted.string()),
+                       doctest::Contains("something already has its name"), std::runtime_error);
+  std::ifstream in(victim);
+  std::string text;
+  std::getline(in, text);
+  CHECK(text == "keep me");
+  // A fresh name is made, readable and writable (buffered here: a 1-byte write is not direct I/O).
+  const auto made = luwu::validation::create_scratch_file((dir / "fresh.bin").string(), /*try_direct=*/false);
+  CHECK(made.fd >= 0);
+  CHECK(::write(made.fd, "x", 1) == 1);
+  ::close(made.fd);
+  fs::remove_all(dir);
 }
