@@ -27,10 +27,18 @@ using Json = nlohmann::json;
 // document thousands of levels deep would overflow the stack.
 inline constexpr int kMaxJsonNestingDepth = 256;
 
+// ... and holds at most this many values (arrays, objects and the scalars in them): the parsed
+// document costs memory per value, not per byte (510 MiB of empty objects grew past 14 GB).  The
+// largest inputs luwusim reads, traces and profiler traces of about a million events, hold tens
+// of millions; at this cap a document takes at most a few GB.
+inline constexpr std::size_t kMaxJsonValues = 64'000'000;
+
 // An InputError naming the byte offset unless `text`'s arrays and objects nest at most
-// kMaxJsonNestingDepth deep; checked before any parse (brackets inside strings do not count).
-inline void require_json_nesting(const std::string& text, const std::string& file) {
+// kMaxJsonNestingDepth deep and it holds at most kMaxJsonValues values; checked before any parse
+// (brackets and commas inside strings do not count).
+inline void require_json_bounds(const std::string& text, const std::string& file) {
   int depth = 0;
+  std::size_t values = 1;  // each '[', '{' and ',' starts one more
   bool in_string = false, escaped = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -40,9 +48,14 @@ inline void require_json_nesting(const std::string& text, const std::string& fil
       else if (c == '"') in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonNestingDepth)
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{' || c == ',') {
+      if (++values > kMaxJsonValues)
+        throw InputError(file, "", "JSON of more than " + std::to_string(kMaxJsonValues / 1'000'000) +
+                                       " million values (at byte " + std::to_string(i) +
+                                       "); its parsed form would not fit a bounded memory");
+      if (c != ',' && ++depth > kMaxJsonNestingDepth)
         throw InputError(file, "", "JSON nested more than " + std::to_string(kMaxJsonNestingDepth) +
                                        " levels deep (at byte " + std::to_string(i) + "); luwusim's inputs nest a few levels");
     } else if (c == ']' || c == '}') {
@@ -55,7 +68,7 @@ inline void require_json_nesting(const std::string& text, const std::string& fil
 // syntax error or an unrepresentable number is an InputError.
 template <typename Document = Json>
 inline Document parse_json_document(const std::string& text, const std::string& file) {
-  require_json_nesting(text, file);
+  require_json_bounds(text, file);
   try {
     return Document::parse(text);
   } catch (const typename Document::exception& e) {  // syntax errors, and numbers beyond a double (1e400)

@@ -422,7 +422,7 @@ Json metadata_json(const ChakraGraph& g, const std::string& name) {
   if (!a || a->field != "string_val") throw InputError(g.file, "$[0].attr", "missing string attribute \"" + name + "\"");
   const std::string& text = a->value.get<std::string>();
   try {
-    require_json_nesting(text, g.file);
+    require_json_bounds(text, g.file);
     return Json::parse(text);
   } catch (const std::exception& e) {  // too deep, or not JSON
     throw InputError(g.file, a->path + ".stringVal", std::string("not valid JSON: ") + e.what());

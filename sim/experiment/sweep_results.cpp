@@ -88,10 +88,12 @@ std::vector<SweepLine> read_sweep_lines(const std::string& path, std::size_t* pa
     const std::string where = "line " + std::to_string(number);
     SweepLine line;
     try {
-      require_json_nesting(text, path);
+      require_json_bounds(text, path);
       line.json = luwu::Json::parse(text);
     } catch (const InputError&) {
-      throw InputError(path, where, "JSON nested more than " + std::to_string(kMaxJsonNestingDepth) + " levels deep");
+      throw InputError(path, where,
+                       "JSON nested more than " + std::to_string(kMaxJsonNestingDepth) + " levels deep or of more than " +
+                           std::to_string(kMaxJsonValues / 1'000'000) + " million values");
     } catch (const luwu::Json::parse_error& e) {
       throw InputError(path, where, std::string("not valid JSON: ") + e.what());
     }

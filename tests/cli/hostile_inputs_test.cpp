@@ -54,6 +54,14 @@ std::vector<HostileCase> hostile_cases() {
        }},
       {"scenario file", "arrays nested 100,000 levels deep", "run hostile-deep.json", 2, "nested more than 256 levels deep",
        [] { write_text("hostile-deep.json", R"({"model": )" + nested(100000) + "}"); }},
+      {"scenario file", "70 million empty objects in 210 MB, under the size cap (grew past 14 GB)", "run hostile-objects.json", 2,
+       "JSON of more than 64 million values",
+       [] {
+         std::string text = "[";
+         text.reserve(210'000'000);
+         for (int i = 0; i < 70'000'000; ++i) text += i ? ",{}" : "{}";
+         write_text("hostile-objects.json", text + "]");
+       }},
       {"scenario field", "a 5 MB model name", "run hostile-name.json", 2, "bytes left out",
        [] { write_text("hostile-name.json", R"({"model": ")" + std::string(5'000'000, 'x') + R"("})"); }},
       {"hardware override", "`gemm_efficiency_max` 1e-300 (stalled the engine)", "run hostile-efficiency.json", 2,
@@ -136,7 +144,7 @@ TEST_CASE("hostile inputs: every door refuses them with its exit code and messag
     CHECK(r.err.find(c.message) != std::string::npos);
     CHECK(r.err.size() < 20000);  // never the input echoed back whole
   }
-  for (const char* f : {"hostile-fifo", "hostile-big.json", "hostile-deep.json", "hostile-name.json", "hostile-efficiency.json",
+  for (const char* f : {"hostile-fifo", "hostile-big.json", "hostile-objects.json", "hostile-deep.json", "hostile-name.json", "hostile-efficiency.json",
                         "hostile-deep-sweep.json", "hostile-many.json", "hostile-cut.jsonl", "hostile-cut.csv", "hostile-fold.json"})
     std::remove(f);
   const std::string doc_path = std::string(LUWUSIM_SOURCE_DIR) + "/docs/hostile-inputs.md";
