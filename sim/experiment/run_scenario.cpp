@@ -125,7 +125,14 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                   }) != options.only_systems.end();
     if (wanted) systems.push_back(s);
   }
-  if (systems.empty()) throw std::invalid_argument("no system of the scenario matches the --system filter");
+  if (systems.empty()) {
+    std::string asked, have;
+    for (const auto& o : options.only_systems) asked += (asked.empty() ? "" : ", ") + o;
+    for (const auto& s : scenario.systems)
+      have += (have.empty() ? "" : ", ") + s->label() + (s->label() == s->name() ? "" : " (" + s->name() + ")");
+    throw std::invalid_argument("--system " + asked + ": no system of the scenario is called so; its systems are " + have +
+                                " (a label, or a kind in parentheses, selects)");
+  }
 
   check_simulation_budget(scenario);
   if (!options.force)
@@ -175,6 +182,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                              : scenario.routing == topologies::RouteChoice::Spray  ? "spray"
                                                                                    : "single-path"}};
   if (scenario.flow_splitting > 1) run.summary["flow_splitting"] = scenario.flow_splitting;
+  if (scenario.prices_by_default) run.summary["prices_by_default"] = true;  // no "prices" in the scenario
   if (scenario.fold_data_parallel > 0)
     run.summary["folding"] = {{"data_parallel", layout.data}, {"simulated_data_parallel", scenario.fold_data_parallel}};
   if (scenario.trace) run.summary["trace"] = scenario.trace_file;
@@ -354,9 +362,27 @@ std::string run_to_table(const ScenarioRun& run) {
                           100 * u.busiest_link_utilization);
     out << fmt::format("  {:<{}} {}\n", "", w, each);
   }
-  // What each system's cluster costs, and its throughput per dollar (cluster_cost.hpp).
-  bool priced = false;
+  // What each system's cluster costs, and its throughput per dollar (cluster_cost.hpp).  A scenario
+  // that names no price list gets the default one; where it prices none of the clusters, one line
+  // says so instead of a line of missing prices per system.
+  bool any_known = false;
+  std::vector<std::string> missing_everywhere;
   for (const auto& r : run.results) {
+    if (!r.cost.is_object()) continue;
+    any_known = any_known || !r.cost.at("usd").is_null();
+    for (const auto& u : r.cost.at("unpriced"))
+      if (std::find(missing_everywhere.begin(), missing_everywhere.end(), u.get<std::string>()) == missing_everywhere.end())
+        missing_everywhere.push_back(u.get<std::string>());
+  }
+  if (!any_known && !missing_everywhere.empty() && run.summary.value("prices_by_default", false)) {
+    std::string missing;
+    for (const auto& m : missing_everywhere) missing += (missing.empty() ? "" : ", ") + m;
+    out << "\nCluster cost: off (the default price list has no price for " << missing
+        << "; give the scenario \"prices\", a list or a file, to price it)\n";
+  }
+  bool priced = !any_known && run.summary.value("prices_by_default", false);  // said above
+  for (const auto& r : run.results) {
+    if (!any_known && run.summary.value("prices_by_default", false)) break;
     if (!r.cost.is_object()) continue;
     if (!priced) out << "\nCluster cost (price list " << r.cost.at("price_list").get<std::string>() << "):\n";
     priced = true;

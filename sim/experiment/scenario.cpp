@@ -392,6 +392,7 @@ Scenario scenario_from_json(const JsonNode& root) {
 
   if (!root.has("prices")) {
     s.prices = models::find_price_list(models::kDefaultPriceList);
+    s.prices_by_default = true;
   } else if (const JsonNode prices = root.at("prices"); prices.raw().is_boolean()) {
     if (prices.as_bool()) prices.fail("expected a price list's name or file, or false for none");
   } else {

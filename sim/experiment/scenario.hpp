@@ -86,6 +86,7 @@ struct Scenario {
   int fold_data_parallel = 0;
   // "prices": a shipped price list's name or a file (default models::kDefaultPriceList); false: none.
   std::optional<models::PriceList> prices;
+  bool prices_by_default = false;  // the scenario named no list: `prices` is the default one
   // The workload's sources, when not generated from model and training ("trace", "kernel_times").
   std::shared_ptr<const workloads::Trace> trace;
   std::string trace_file;

@@ -44,3 +44,23 @@ TEST_CASE("run prints a speedup only between two systems that run") {
   CHECK(one.out.find("speedup") == std::string::npos);
   std::remove("cli-one-runs.json");
 }
+
+TEST_CASE("run --system with no such system names the scenario's systems") {
+  auto r = run_luwusim("run " + std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/small-zero3-vs-ddp.json --system nope");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--system nope") != std::string::npos);
+  CHECK(r.err.find("its systems are ddp, zero3") != std::string::npos);
+}
+
+TEST_CASE("a scenario without a price list gets one line saying costs are off, not a line of missing prices per system") {
+  // The default list (the LuWu paper's) prices the paper's testbed; other clusters printed
+  // "unknown: no price for ..." for every system.
+  auto r = run_luwusim("run " + std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/small-zero3-vs-ddp.json");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("Cluster cost: off (the default price list has no price for a100-40gb-sxm (gpu)") != std::string::npos);
+  CHECK(r.out.find("unknown: no price") == std::string::npos);
+  // The paper's testbed is priced by the same default list, per system.
+  auto paper = run_luwusim("run " + std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/luwu-paper-175b-8w.json --system luwu");
+  CHECK(paper.out.find("Cluster cost (price list luwu-paper):") != std::string::npos);
+  CHECK(paper.out.find("$193,920") != std::string::npos);
+}
