@@ -48,10 +48,15 @@ const bool registered = luwu::cli::register_command(
     [](CLI::App& app) {
       auto a = std::make_shared<BandwidthArgs>();
       app.add_option("scenario", a->scenario, "Scenario JSON file: its cluster and training dtype")->required();
-      app.add_option("--workers", a->workers, "Worker counts (cluster.workers), e.g. --workers 2 4 8; default the scenario's")
+      // Lists take commas or spaces, as every list option of luwusim (--workers 2,4,8 or 2 4 8).
+      app.add_option("--workers", a->workers,
+                     "Worker counts (cluster.workers), e.g. --workers 2,4,8 or 2 4 8; default the scenario's")
+          ->delimiter(',')
           ->check(CLI::PositiveNumber);
       app.add_option("--bytes", a->bytes, "All-reduce buffer size with its unit (default 1GB)");
-      app.add_option("--mechanism", a->mechanisms, "nccl, push-pull or push-pull-gpu-kernel (repeatable; default nccl and push-pull)");
+      app.add_option("--mechanism", a->mechanisms,
+                     "nccl, push-pull or push-pull-gpu-kernel (a list, e.g. nccl,push-pull; default nccl and push-pull)")
+          ->delimiter(',');
       app.add_option("--gpu-direct-rdma", a->nccl_path,
                      "NCCL's network path: auto (NCCL's rule on the topology), on, or off (through host memory, at "
                      "the host profile's nccl_host_staged_bandwidth)")

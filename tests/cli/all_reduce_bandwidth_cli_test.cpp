@@ -33,3 +33,13 @@ TEST_CASE("all-reduce-bandwidth: a size without a unit, or an unknown mechanism,
   CHECK(r.err.find("--mechanism") != std::string::npos);
   CHECK(r.out.empty());
 }
+
+TEST_CASE("all-reduce-bandwidth: lists take commas or spaces, as every list option does") {
+  const std::string scenario = std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/paper/all-reduce-bandwidth.json";
+  auto commas = run_luwusim("all-reduce-bandwidth " + scenario + " --workers 2,4 --mechanism nccl,push-pull --json");
+  auto spaces = run_luwusim("all-reduce-bandwidth " + scenario + " --workers 2 4 --mechanism nccl push-pull --json");
+  REQUIRE(commas.exit_code == 0);
+  REQUIRE(spaces.exit_code == 0);
+  CHECK(commas.out == spaces.out);
+  CHECK(nlohmann::json::parse(commas.out).size() == 8);  // 2 mechanisms x 2 sizes x alone and beside a GEMM
+}
