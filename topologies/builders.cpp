@@ -21,6 +21,20 @@ void require_gpu_count(long long servers, long long gpus_per_server) {
           fmt::format("{} x {} GPUs is more than the {} GPUs a topology builder makes", servers, gpus_per_server,
                       kMaxBuilderGpus));
 }
+// A builder makes at most this many vertices (a few per GPU and one per SSD and CXL expander):
+// the largest clusters that make sense, 262,144 GPUs with an SSD each, take about 2 million.  Past
+// it the platform alone would take tens of GB before any check (262,144 GPUs with 1,024 SSDs and
+// 1,024 expanders per server held 12 GB after 2 minutes, still building).
+constexpr long long kMaxBuilderVertices = 8'000'000;
+void require_vertex_count(long long servers, long long gpus_per_server, long long devices_per_server) {
+  // Per server: its GPUs, their NICs and PCIe switches (at most one each per GPU), CPU and DRAM,
+  // and its devices.
+  const long long vertices = servers * (3 * gpus_per_server + 2 + devices_per_server);
+  require(vertices <= kMaxBuilderVertices,
+          fmt::format("{} servers of {} GPUs and {} SSDs and memory expanders each make about {} vertices, more than the {} "
+                      "a topology builder makes; give fewer SSDs or expanders per server",
+                      servers, gpus_per_server, devices_per_server, vertices, kMaxBuilderVertices));
+}
 ServerShape shape_of(int gpus, int per_nic, int per_pcie, int nvme, const std::string& gpu, const std::string& nvlink,
                      const std::string& pcie, const std::string& host, const std::string& ssd, int cxl,
                      const std::string& cxl_profile) {
@@ -33,6 +47,7 @@ ServerShape shape_of(int gpus, int per_nic, int per_pcie, int nvme, const std::s
 Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& profiles) {
   require(p.workers >= 1, "luwu-star needs at least one worker");
   require_gpu_count(p.workers, 1);
+  require_vertex_count(p.workers, 1, p.nvme_per_worker);
   require(p.gpus_per_server >= 1 && p.workers % p.gpus_per_server == 0,
           fmt::format("luwu-star: {} workers are not whole servers of gpus_per_server = {}", p.workers,
                       p.gpus_per_server));
@@ -187,6 +202,7 @@ Topology build_luwu_star(const LuwuStarParams& p, const models::ProfileCatalog& 
 Topology build_dgx(const DgxParams& p, const models::ProfileCatalog& profiles) {
   require(p.servers >= 1, "dgx needs at least one server");
   require_gpu_count(p.servers, p.gpus_per_server);
+  require_vertex_count(p.servers, p.gpus_per_server, static_cast<long long>(p.nvme_per_server) + p.cxl_per_server);
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
                                p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile,
                                p.cxl_per_server, p.cxl_profile);
@@ -220,6 +236,7 @@ Topology build_dgx(const DgxParams& p, const models::ProfileCatalog& profiles) {
 Topology build_fat_tree(const FatTreeParams& p, const models::ProfileCatalog& profiles) {
   require(p.servers >= 1, "fat-tree needs at least one server");
   require_gpu_count(p.servers, p.gpus_per_server);
+  require_vertex_count(p.servers, p.gpus_per_server, static_cast<long long>(p.nvme_per_server) + p.cxl_per_server);
   require(p.tiers == 2 || p.tiers == 3, "fat-tree tiers must be 2 or 3");
   require(p.oversubscription >= 1, "oversubscription (down:up) must be >= 1");
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
@@ -293,6 +310,7 @@ Topology build_wan(const WanParams& p, const models::ProfileCatalog& profiles) {
   require(p.wan_Bps > 0, "wan needs the wide-area bandwidth (wan_bandwidth) of each group, > 0");
   require(p.wan_latency_s >= 0, "the wide-area latency cannot be negative");
   require_gpu_count(static_cast<long long>(p.groups) * p.servers_per_group, p.gpus_per_server);
+  require_vertex_count(static_cast<long long>(p.groups) * p.servers_per_group, p.gpus_per_server, p.nvme_per_server);
   ServerShape shape = shape_of(p.gpus_per_server, p.gpus_per_nic, p.gpus_per_pcie_switch, p.nvme_per_server,
                                p.gpu_profile, p.nvlink_profile, p.pcie_profile, p.host_profile, p.ssd_profile, 0, "");
   Network net = make_network(p.nic_profile, p.switch_profile, p.network_Bps, profiles);

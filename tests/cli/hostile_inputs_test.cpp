@@ -98,6 +98,14 @@ std::vector<HostileCase> hostile_cases() {
        "run " + kBase + " --timeline hostile-nodir/t.json", 2, "the folder hostile-nodir does not exist"},
       {"`search -o`", "a folder that does not exist", "search " + kBase + " --micro-batch 1 -o hostile-nodir/s.jsonl", 2,
        "the folder hostile-nodir does not exist"},
+      {"cluster", "32,768 servers of 8 GPUs, 1,024 SSDs and 1,024 CXL expanders each (took 12 GB and minutes, then more)",
+       "run hostile-cluster.json", 2, "a topology builder makes",
+       [] {
+         write_text("hostile-cluster.json",
+                    R"({"model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 64},
+                        "cluster": {"topology": "fat-tree", "servers": 32768, "gpus_per_server": 8, "nvme_per_server": 1024,
+                        "cxl_per_server": 1024}, "simulation": {"fold_data_parallel": 16}, "systems": ["ddp"]})");
+       }},
       {"`simulation.fold_data_parallel`", "a fold of 8 ranks inside one 8-GPU server (failed after the platform was built)",
        "run hostile-fold.json", 2, "sit in 1 server",
        [] {
@@ -145,7 +153,7 @@ TEST_CASE("hostile inputs: every door refuses them with its exit code and messag
     CHECK(r.err.size() < 20000);  // never the input echoed back whole
   }
   for (const char* f : {"hostile-fifo", "hostile-big.json", "hostile-objects.json", "hostile-deep.json", "hostile-name.json", "hostile-efficiency.json",
-                        "hostile-deep-sweep.json", "hostile-many.json", "hostile-cut.jsonl", "hostile-cut.csv", "hostile-fold.json"})
+                        "hostile-deep-sweep.json", "hostile-many.json", "hostile-cut.jsonl", "hostile-cut.csv", "hostile-fold.json", "hostile-cluster.json"})
     std::remove(f);
   const std::string doc_path = std::string(LUWUSIM_SOURCE_DIR) + "/docs/hostile-inputs.md";
   const std::string page = render(cases);
