@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <simgrid/s4u/Link.hpp>
 
 #include "sim/engine/pat_collectives.hpp"
@@ -55,14 +56,11 @@ DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*
 void DataParallelCollectives::represent(int ranks) {
   if (!groups_.empty()) throw std::logic_error("represent() after the first collective");
   if (ranks == world_size()) return;
-  const std::string what = "a data-parallel group folded to " + std::to_string(world_size()) + " ranks ";
+  const std::string what = "a data-parallel group folded to " + std::to_string(world_size()) + " ranks: ";
   if (ranks < world_size()) throw std::invalid_argument(what + "cannot stand for " + std::to_string(ranks));
-  if (ranks_of_server_.size() < 2 || !even_servers_)
-    throw std::invalid_argument(what + "must span two or more servers evenly (a ring across servers needs a "
-                                "simulated neighbour)");
-  if (ranks % per_server() != 0)
-    throw std::invalid_argument(what + "in servers of " + std::to_string(per_server()) + " cannot stand for " +
-                                std::to_string(ranks) + " (not whole servers)");
+  std::map<int, int> ranks_per_server;
+  for (const auto& [server, ranks_there] : ranks_of_server_) ranks_per_server[server] = static_cast<int>(ranks_there.size());
+  if (const std::string why = fold_problem(ranks_per_server, ranks); !why.empty()) throw std::invalid_argument(what + why);
   represented_ = ranks;
   shape_known_ = false;
 }
@@ -211,6 +209,25 @@ const CollectiveShape& DataParallelCollectives::shape() {
   shape_ = s;
   shape_known_ = true;
   return shape_;
+}
+
+}  // namespace luwu::sim
+
+namespace luwu::sim {
+
+std::string fold_problem(const std::map<int, int>& ranks_per_server, int represented) {
+  if (ranks_per_server.empty()) return "no simulated ranks";
+  const int per_server = ranks_per_server.begin()->second;
+  bool even = true;
+  for (const auto& [server, ranks] : ranks_per_server) even = even && ranks == per_server;
+  if (ranks_per_server.size() < 2 || !even)
+    return fmt::format("the simulated ranks of a data-parallel group sit in {} server(s){}; they must fill two or more "
+                       "servers evenly (a ring across servers needs a simulated neighbour): fold to a multiple of the "
+                       "GPUs per server, at least two servers' worth",
+                       ranks_per_server.size(), even ? "" : ", unevenly");
+  if (represented % per_server != 0)
+    return fmt::format("{} ranks per server cannot stand for a group of {} (not whole servers)", per_server, represented);
+  return "";
 }
 
 }  // namespace luwu::sim

@@ -103,4 +103,11 @@ class DataParallelCollectives {
   CollectiveShape shape_;
 };
 
+// Why simulated ranks, `ranks_per_server` of them in each server they occupy, cannot stand for a
+// data-parallel group of `represented` (folding), or "" when they can: they must fill two or more
+// servers evenly (a ring across servers needs a simulated neighbour) and stand for whole servers.
+// DataParallelCollectives::represent checks it on the platform; simulate checks it on the topology
+// before a simulation process builds the platform.
+std::string fold_problem(const std::map<int, int>& ranks_per_server, int represented);
+
 }  // namespace luwu::sim

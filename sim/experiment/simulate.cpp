@@ -15,6 +15,7 @@
 
 #include "models/gpu.hpp"
 #include "sim/engine/cluster_roles.hpp"
+#include "sim/engine/data_parallel_collectives.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/model_parallel_comm.hpp"
 #include "sim/experiment/isolated_run.hpp"
@@ -246,27 +247,15 @@ SystemResult simulate_system(const workloads::Trace& trace, const topologies::To
 
 namespace {
 
-// A fold's simulated ranks of a data-parallel group must fill two or more servers evenly and stand
-// for whole servers: what DataParallelCollectives::represent checks once the platform is built,
-// checked here from the topology before a child builds it (on a large cluster, minutes).
+// A fold's simulated ranks, as the topology places them, checked (fold_problem) before a child
+// builds the platform (on a large cluster, minutes).
 void check_fold_spans_servers(const topologies::Topology& topology, const workloads::ParallelLayout& layout,
                               int simulated_data) {
-  std::map<int, int> ranks_of_server;
+  std::map<int, int> ranks_per_server;
   const auto gpus = topology.gpus();
-  for (int d = 0; d < simulated_data; ++d) ++ranks_of_server[topology[gpus[parallel_rank(layout, {0, d, 0})]].server];
-  const int per_server = ranks_of_server.begin()->second;
-  bool even = true;
-  for (const auto& [server, ranks] : ranks_of_server) even = even && ranks == per_server;
-  const std::string what = fmt::format("simulation.fold_data_parallel {}: ", simulated_data);
-  if (ranks_of_server.size() < 2 || !even)
-    throw std::invalid_argument(what + fmt::format("the simulated ranks of a data-parallel group sit in {} server(s){}; "
-                                                   "they must fill two or more servers evenly (a ring across servers "
-                                                   "needs a simulated neighbour): fold to a multiple of the GPUs per "
-                                                   "server, at least two servers' worth",
-                                                   ranks_of_server.size(), even ? "" : ", unevenly"));
-  if (layout.data % per_server != 0)
-    throw std::invalid_argument(what + fmt::format("{} ranks per server cannot stand for a group of {} (not whole servers)",
-                                                   per_server, layout.data));
+  for (int d = 0; d < simulated_data; ++d) ++ranks_per_server[topology[gpus[parallel_rank(layout, {0, d, 0})]].server];
+  if (const std::string why = fold_problem(ranks_per_server, layout.data); !why.empty())
+    throw std::invalid_argument(fmt::format("simulation.fold_data_parallel {}: {}", simulated_data, why));
 }
 
 }  // namespace
