@@ -64,11 +64,11 @@ std::vector<std::string> split_values(const std::string& text, const std::string
 
 // A --set value: JSON where it parses (numbers, objects, lists), else the text as a string.
 luwu::Json value_of(const std::string& text) {
+  // Too deep or too large is refused (InputError); any other text that is not JSON is a string.
+  luwu::require_json_bounds(text, "--set");
   try {
-    return luwu::parse_json_text(text, "--set");
-  } catch (const luwu::InputError& e) {
-    // Too deep a nesting is refused; any other text that is not JSON is a string.
-    if (std::string(e.what()).find("nested more than") != std::string::npos) throw std::invalid_argument(e.what());
+    return luwu::Json::parse(text);
+  } catch (const luwu::Json::exception&) {
     return text;
   }
 }
