@@ -35,6 +35,8 @@ struct GenOptions {
   int data_parallel = 1;
   bool sequence_parallel = false;
   std::string pipeline_schedule = "1f1b";
+  int layers_per_virtual_stage = 0;
+  bool no_scatter_gather = false;
   int stage = 0;
 };
 
@@ -45,6 +47,8 @@ ParallelLayout layout_of(const GenOptions& o) {
   layout.data = o.data_parallel;
   layout.sequence_parallel = o.sequence_parallel;
   layout.pipeline_schedule = luwu::choose(o.pipeline_schedule, pipeline_schedule_choices(), "pipeline schedule");
+  layout.layers_per_virtual_stage = o.layers_per_virtual_stage;
+  layout.scatter_gather_tensors_in_pipeline = !o.no_scatter_gather;
   return layout;
 }
 
@@ -100,11 +104,17 @@ int run_show(const std::string& file, bool json) {
                            t.training.recompute ? "on" : "off", to_string(t.training.dtype),
                            t.training.memory_efficient_attention ? ", memory-efficient attention" : "");
   if (!t.layout.whole_model_per_gpu()) {
-    const StageBlocks blocks = stage_blocks(t.model.layers, t.layout.pipeline, t.stage);
-    std::cout << fmt::format("layout           tensor {} x pipeline {} x data {}{}, {}; stage {} of {}: blocks {}..{}\n",
+    std::string blocks;
+    for (const StageBlocks& chunk : stage_chunk_blocks(t.model.layers, t.layout, t.stage))
+      blocks += fmt::format("{}{}..{}", blocks.empty() ? "" : ", ", chunk.first, chunk.first + chunk.count - 1);
+    std::cout << fmt::format("layout           tensor {} x pipeline {} x data {}{}, {}{}; stage {} of {}: blocks {}\n",
                              t.layout.tensor, t.layout.pipeline, t.layout.data,
                              t.layout.sequence_parallel ? " (sequence parallel)" : "", to_string(t.layout.pipeline_schedule),
-                             t.stage, t.layout.pipeline, blocks.first, blocks.first + blocks.count - 1);
+                             t.layout.interleaved()
+                                 ? fmt::format(" interleaved, {} chunks of {} blocks", t.layout.virtual_stages(t.model.layers),
+                                               t.layout.layers_per_virtual_stage)
+                                 : "",
+                             t.stage, t.layout.pipeline, blocks);
     const double collectives = static_cast<double>(t.comm_bytes_of(OpKind::TensorAllReduce) +
                                                    t.comm_bytes_of(OpKind::TensorReduceScatter) +
                                                    t.comm_bytes_of(OpKind::TensorAllGather));
@@ -217,6 +227,13 @@ const bool registered = luwu::cli::register_command(
       gen_cmd->add_flag("--sequence-parallel", gen->sequence_parallel,
                         "Shard norms and dropouts by sequence (reduce-scatter + all-gather for each all-reduce)");
       gen_cmd->add_option("--pipeline-schedule", gen->pipeline_schedule, "1f1b or gpipe")->capture_default_str();
+      gen_cmd->add_option("--num-layers-per-virtual-pipeline-stage", gen->layers_per_virtual_stage,
+                          "Megatron-LM's interleaved 1F1B: each stage's blocks in chunks of this many (0: not interleaved)")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber);
+      gen_cmd->add_flag("--no-scatter-gather-tensors-in-pipeline", gen->no_scatter_gather,
+                        "Send whole activations between stages (Megatron-LM's flag; by default each GPU of a tensor "
+                        "group sends 1/tensor and the receivers all-gather)");
 
       auto show_file = std::make_shared<std::string>();
       auto show_json = std::make_shared<bool>(false);

@@ -44,6 +44,23 @@ std::optional<LayoutProblem> layout_problem(const ModelConfig& m, const Training
   if (l.sequence_parallel && l.tensor == 1)
     return LayoutProblem{"sequence_parallel", "sequence parallelism shards over the tensor-parallel group: it needs "
                                               "tensor parallelism above 1"};
+  if (l.interleaved()) {
+    const std::string key = "num_layers_per_virtual_pipeline_stage";
+    const int k = l.layers_per_virtual_stage;
+    if (l.pipeline_schedule != PipelineSchedule::OneFOneB)
+      return LayoutProblem{key, "the interleaved schedule is 1F1B's (Megatron-LM): it needs pipeline_schedule \"1f1b\""};
+    if (l.pipeline < 2) return LayoutProblem{key, "the interleaved schedule needs pipeline parallelism above 1"};
+    if (m.layers % l.pipeline != 0)
+      return LayoutProblem{key, "the interleaved schedule needs the blocks (" + std::to_string(m.layers) +
+                                    ") divisible by pipeline parallelism (" + std::to_string(l.pipeline) + ")"};
+    if ((m.layers / l.pipeline) % k != 0)
+      return LayoutProblem{key, std::to_string(k) + " blocks per virtual stage must divide each stage's " +
+                                    std::to_string(m.layers / l.pipeline) + " blocks"};
+    if (t.grad_accum % l.pipeline != 0)
+      return LayoutProblem{key, "the interleaved schedule runs micro-batches in groups of the pipeline's stages: grad_accum (" +
+                                    std::to_string(t.grad_accum) + ") must be a multiple of pipeline parallelism (" +
+                                    std::to_string(l.pipeline) + "), as Megatron-LM requires"};
+  }
   if (l.sequence_parallel && t.seq_len % l.tensor != 0)
     return LayoutProblem{"sequence_parallel", "sequence parallelism needs the sequence length (" +
                                                   std::to_string(t.seq_len) + ") divisible by tensor parallelism (" +
@@ -63,8 +80,18 @@ StageBlocks stage_blocks(int blocks, int pipeline, int stage) {
   return {stage * base + std::min(stage, extra), base + (stage < extra ? 1 : 0)};
 }
 
+std::vector<StageBlocks> stage_chunk_blocks(int blocks, const ParallelLayout& layout, int stage) {
+  if (!layout.interleaved()) return {stage_blocks(blocks, layout.pipeline, stage)};
+  stage_blocks(blocks, layout.pipeline, stage);  // the same range checks
+  const int k = layout.layers_per_virtual_stage, v = layout.virtual_stages(blocks);
+  std::vector<StageBlocks> chunks;
+  for (int c = 0; c < v; ++c) chunks.push_back({(c * layout.pipeline + stage) * k, k});
+  return chunks;
+}
+
 ParallelLayout layout_from_json(const JsonNode& node, const ModelConfig& model, const TrainingConfig& training) {
-  node.only_keys({"tensor", "pipeline", "data", "sequence_parallel", "pipeline_schedule"});
+  node.only_keys({"tensor", "pipeline", "data", "sequence_parallel", "pipeline_schedule",
+                  "num_layers_per_virtual_pipeline_stage", "scatter_gather_tensors_in_pipeline"});
   ParallelLayout l;
   l.tensor = static_cast<int>(node.get_int("tensor", l.tensor, 1, kMaxTensorParallel));
   l.pipeline = static_cast<int>(node.get_int("pipeline", l.pipeline, 1, kMaxPipelineParallel));
@@ -72,6 +99,10 @@ ParallelLayout layout_from_json(const JsonNode& node, const ModelConfig& model, 
   l.sequence_parallel = node.get_bool("sequence_parallel", l.sequence_parallel);
   if (node.has("pipeline_schedule"))
     l.pipeline_schedule = node.at("pipeline_schedule").as_choice(pipeline_schedule_choices(), "pipeline schedule");
+  l.layers_per_virtual_stage =
+      static_cast<int>(node.get_int("num_layers_per_virtual_pipeline_stage", 0, 0, kMaxPipelineParallel));
+  l.scatter_gather_tensors_in_pipeline =
+      node.get_bool("scatter_gather_tensors_in_pipeline", l.scatter_gather_tensors_in_pipeline);
   if (auto p = layout_problem(model, training, l)) {
     if (node.has(p->field)) node.at(p->field).fail(p->message);
     node.fail(p->message);
@@ -84,7 +115,9 @@ Json layout_to_json(const ParallelLayout& l) {
               {"pipeline", l.pipeline},
               {"data", l.data},
               {"sequence_parallel", l.sequence_parallel},
-              {"pipeline_schedule", to_string(l.pipeline_schedule)}};
+              {"pipeline_schedule", to_string(l.pipeline_schedule)},
+              {"num_layers_per_virtual_pipeline_stage", l.layers_per_virtual_stage},
+              {"scatter_gather_tensors_in_pipeline", l.scatter_gather_tensors_in_pipeline}};
 }
 
 }  // namespace luwu::workloads

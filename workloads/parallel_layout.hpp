@@ -14,6 +14,20 @@
 //                      tensor > 1 and seq_len divisible by tensor, as Megatron-LM requires
 //   pipeline_schedule  "1f1b" (PipeDream-Flush, Narayanan et al. 2021 section 2.2.1, Megatron-LM's
 //                      default) or "gpipe" (Huang et al. 2019: all forwards, then all backwards)
+//   num_layers_per_virtual_pipeline_stage
+//                      Megatron-LM's interleaved 1F1B (Narayanan et al. 2021 section 2.2.2;
+//                      forward_backward_pipelining_with_interleaving): each stage holds v model
+//                      chunks of this many blocks, v = blocks / (pipeline x this); chunk c of
+//                      stage s is virtual stage c x pipeline + s.  As Megatron-LM requires: the
+//                      blocks divide evenly over the stages and each stage's over its chunks, the
+//                      micro-batches (grad_accum) are a multiple of the stages, the schedule 1F1B.
+//                      Absent or 0: not interleaved.
+//   scatter_gather_tensors_in_pipeline
+//                      Megatron-LM's option of that name (default true; Narayanan et al. 2021
+//                      section 4.1): with tensor > 1 and no sequence parallelism each GPU of a
+//                      stage sends 1/tensor of the activation (or its gradient) and the receiving
+//                      stage all-gathers it over its tensor group.  With sequence parallelism the
+//                      activation is already split and no gather follows.
 // Micro-batches per iteration: training.grad_accum (m); each of them is training.micro_batch
 // sequences, so one iteration processes micro_batch x grad_accum x data sequences in all.
 //
@@ -25,6 +39,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/choice.hpp"
 #include "common/json_input.hpp"
@@ -50,7 +65,16 @@ struct ParallelLayout {
   int data = 1;
   bool sequence_parallel = false;
   PipelineSchedule pipeline_schedule = PipelineSchedule::OneFOneB;
+  int layers_per_virtual_stage = 0;  // num_layers_per_virtual_pipeline_stage; 0: not interleaved
+  bool scatter_gather_tensors_in_pipeline = true;
 
+  bool interleaved() const { return layers_per_virtual_stage > 0; }
+  // Model chunks per stage (v): 1 unless interleaved.
+  int virtual_stages(int blocks) const {
+    return interleaved() ? blocks / (pipeline * layers_per_virtual_stage) : 1;
+  }
+  // Pipeline sends split over the tensor group and gathered on arrival (see above).
+  bool splits_pipeline_sends() const { return scatter_gather_tensors_in_pipeline && tensor > 1 && !sequence_parallel; }
   // Tensor 1 and pipeline 1: each GPU trains the whole model, the layout of generate_trace.
   bool whole_model_per_gpu() const { return tensor == 1 && pipeline == 1; }
   long long gpus() const { return static_cast<long long>(tensor) * pipeline * data; }
@@ -76,9 +100,14 @@ struct StageBlocks {
   int count = 0;
 };
 StageBlocks stage_blocks(int blocks, int pipeline, int stage);
+// The blocks of each model chunk of a stage, in the stage's order: one chunk (stage_blocks) unless
+// the layout is interleaved, then v chunks of layers_per_virtual_stage blocks, chunk c holding
+// virtual stage c x pipeline + stage.
+std::vector<StageBlocks> stage_chunk_blocks(int blocks, const ParallelLayout& layout, int stage);
 
-// {"tensor": 8, "pipeline": 16, "data": 1, "sequence_parallel": false, "pipeline_schedule": "1f1b"},
-// every field optional (defaults above: 1, 1, 1, false, "1f1b"); unknown keys rejected; degrees
+// {"tensor": 8, "pipeline": 16, "data": 1, "sequence_parallel": false, "pipeline_schedule": "1f1b",
+//  "num_layers_per_virtual_pipeline_stage": 2, "scatter_gather_tensors_in_pipeline": true},
+// every field optional (defaults above: 1, 1, 1, false, "1f1b", 0, true); unknown keys rejected; degrees
 // are integers in [1, kMax...]; layout_problem's findings fail at the field they blame.
 ParallelLayout layout_from_json(const luwu::JsonNode& node, const ModelConfig& model, const TrainingConfig& training);
 // Every field: layout_from_json reads it back equal.

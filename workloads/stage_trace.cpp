@@ -9,28 +9,38 @@ namespace luwu::workloads {
 
 std::vector<LayerInfo> stage_layer_infos(const ModelConfig& model, const TrainingConfig& training,
                                          const ParallelLayout& layout, int stage) {
-  const StageBlocks blocks = stage_blocks(model.layers, layout.pipeline, stage);
+  const std::vector<StageBlocks> chunks = stage_chunk_blocks(model.layers, layout, stage);
   const TensorSharding sharding = layout.sharding();
   std::vector<LayerInfo> layers;
-  layers.reserve(static_cast<std::size_t>(blocks.count) + 2);
+  layers.reserve(static_cast<std::size_t>(chunks.size() * chunks.front().count) + 2);
   if (stage == 0) layers.push_back(sharded_layer_info(model, training, sharding, LayerKind::Embedding));
   LayerInfo block = sharded_layer_info(model, training, sharding, LayerKind::Transformer);
-  for (int i = 0; i < blocks.count; ++i) {
-    block.name = "block_" + std::to_string(blocks.first + i);
-    layers.push_back(block);
-  }
+  for (const StageBlocks& blocks : chunks)
+    for (int i = 0; i < blocks.count; ++i) {
+      block.name = "block_" + std::to_string(blocks.first + i);
+      layers.push_back(block);
+    }
   // The last stage keeps its own copy of a tied matrix when the embedding is elsewhere.
   if (stage == layout.pipeline - 1)
     layers.push_back(sharded_layer_info(model, training, sharding, LayerKind::Head, layout.pipeline > 1));
   return layers;
 }
 
-std::uint64_t pipeline_transfer_bytes(const ModelConfig& model, const TrainingConfig& training,
-                                      const ParallelLayout& layout) {
+std::uint64_t pipeline_activation_bytes(const ModelConfig& model, const TrainingConfig& training,
+                                        const ParallelLayout& layout) {
   const std::uint64_t bytes = static_cast<std::uint64_t>(training.micro_batch) *
                               static_cast<std::uint64_t>(training.seq_len) * static_cast<std::uint64_t>(model.hidden) *
                               bytes_per_element(training.dtype);
   return layout.sharding().sequence_split(bytes);
+}
+
+std::uint64_t pipeline_transfer_bytes(const ModelConfig& model, const TrainingConfig& training,
+                                      const ParallelLayout& layout) {
+  const std::uint64_t bytes = pipeline_activation_bytes(model, training, layout);
+  // Megatron-LM's split_tensor_into_1d_equal_chunks: the activation's elements / tensor each.
+  if (!layout.splits_pipeline_sends()) return bytes;
+  const std::uint64_t e = bytes_per_element(training.dtype);
+  return (bytes / e + static_cast<std::uint64_t>(layout.tensor) - 1) / static_cast<std::uint64_t>(layout.tensor) * e;
 }
 
 namespace {
@@ -43,7 +53,17 @@ class StageTraceBuilder {
         n_(static_cast<int>(trace.layers.size())),
         first_stage_(trace.stage == 0),
         last_stage_(trace.stage == trace.layout.pipeline - 1),
-        transfer_bytes_(pipeline_transfer_bytes(trace.model, trace.training, trace.layout)) {
+        transfer_bytes_(pipeline_transfer_bytes(trace.model, trace.training, trace.layout)),
+        gathered_bytes_(trace.layout.splits_pipeline_sends()
+                            ? pipeline_activation_bytes(trace.model, trace.training, trace.layout)
+                            : 0) {
+    // Chunk c's layers: [chunk_begin_[c], chunk_begin_[c + 1]); the embedding goes with the first
+    // chunk, the head with the last.
+    const auto chunks = stage_chunk_blocks(trace.model.layers, trace.layout, trace.stage);
+    chunk_begin_.push_back(0);
+    for (std::size_t c = 0; c < chunks.size(); ++c)
+      chunk_begin_.push_back(chunk_begin_.back() + chunks[c].count + (c == 0 && first_stage_ ? 1 : 0));
+    chunk_begin_.back() = n_;
     for (OpKind pass : {OpKind::Forward, OpKind::Recompute, OpKind::Backward})
       for (LayerKind kind : {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head})
         collectives_[static_cast<int>(kind)][pass_index(pass)] =
@@ -52,7 +72,9 @@ class StageTraceBuilder {
 
   // The ops of one micro-batch's forward and backward, to check the trace's size before building it.
   long double ops_per_micro_batch() const {
-    long double ops = (first_stage_ ? 0 : 2) + (last_stage_ ? 0 : 2);
+    long double ops = 0;
+    const long double receive = gathered_bytes_ > 0 ? 2 : 1;  // a receive, and its gather
+    for (int c = 0; c < chunks(); ++c) ops += (has_previous(c) ? 1 + receive : 0) + (has_next(c) ? 1 + receive : 0);
     for (const auto& l : t_.layers) {
       ops += 2 + static_cast<long double>(of(l, OpKind::Forward).size() + of(l, OpKind::Backward).size());
       if (recomputed(l)) ops += 1 + static_cast<long double>(of(l, OpKind::Recompute).size());
@@ -60,19 +82,21 @@ class StageTraceBuilder {
     return ops;
   }
 
-  void forward(int mb) {
-    if (!first_stage_) communicate(OpKind::RecvActivation, 0, mb, transfer_bytes_);
-    for (int i = 0; i < n_; ++i) {
+  void forward(int chunk, int mb) {
+    const int first = chunk_begin_[static_cast<std::size_t>(chunk)], end = chunk_begin_[static_cast<std::size_t>(chunk) + 1];
+    if (has_previous(chunk)) receive(OpKind::RecvActivation, first, mb);
+    for (int i = first; i < end; ++i) {
       const LayerInfo& l = t_.layers[static_cast<std::size_t>(i)];
       t_.ops.push_back({OpKind::Forward, i, mb, l.forward_flops, l.params_used * e_, 0, kept_in_forward(l), 0});
       collect(l, OpKind::Forward, i, mb);
     }
-    if (!last_stage_) communicate(OpKind::SendActivation, n_ - 1, mb, transfer_bytes_);
+    if (has_next(chunk)) communicate(OpKind::SendActivation, end - 1, mb, transfer_bytes_);
   }
 
-  void backward(int mb) {
-    if (!last_stage_) communicate(OpKind::RecvGradient, n_ - 1, mb, transfer_bytes_);
-    for (int i = n_ - 1; i >= 0; --i) {
+  void backward(int chunk, int mb) {
+    const int first = chunk_begin_[static_cast<std::size_t>(chunk)], end = chunk_begin_[static_cast<std::size_t>(chunk) + 1];
+    if (has_next(chunk)) receive(OpKind::RecvGradient, end - 1, mb);
+    for (int i = end - 1; i >= first; --i) {
       const LayerInfo& l = t_.layers[static_cast<std::size_t>(i)];
       std::uint64_t held = kept_in_forward(l);
       if (recomputed(l)) {
@@ -83,10 +107,20 @@ class StageTraceBuilder {
       t_.ops.push_back({OpKind::Backward, i, mb, l.backward_flops, l.params_used * e_, l.params * e_, 0, held});
       collect(l, OpKind::Backward, i, mb);
     }
-    if (!first_stage_) communicate(OpKind::SendGradient, 0, mb, transfer_bytes_);
+    if (has_previous(chunk)) communicate(OpKind::SendGradient, first, mb, transfer_bytes_);
   }
 
  private:
+  int chunks() const { return static_cast<int>(chunk_begin_.size()) - 1; }
+  // Whether chunk c has a virtual stage before it (to receive activations from) and after it.
+  bool has_previous(int c) const { return !(first_stage_ && c == 0); }
+  bool has_next(int c) const { return !(last_stage_ && c == chunks() - 1); }
+  // A receive; a split send is then all-gathered over the tensor group (Megatron-LM's
+  // gather_split_1d_tensor).
+  void receive(OpKind kind, int layer, int mb) {
+    communicate(kind, layer, mb, transfer_bytes_);
+    if (gathered_bytes_ > 0) communicate(OpKind::TensorAllGather, layer, mb, gathered_bytes_);
+  }
   static int pass_index(OpKind pass) { return pass == OpKind::Forward ? 0 : pass == OpKind::Recompute ? 1 : 2; }
   const std::vector<TensorCollective>& of(const LayerInfo& l, OpKind pass) const {
     return collectives_[static_cast<int>(l.kind)][pass_index(pass)];
@@ -112,6 +146,8 @@ class StageTraceBuilder {
   int n_;
   bool first_stage_, last_stage_;
   std::uint64_t transfer_bytes_;
+  std::uint64_t gathered_bytes_;  // the whole activation, when sends are split over the tensor group
+  std::vector<int> chunk_begin_;
   std::vector<TensorCollective> collectives_[3][3];
 };
 
@@ -136,11 +172,12 @@ Trace generate_stage_trace(const ModelConfig& model, const TrainingConfig& train
     throw std::invalid_argument("grad-accum " + std::to_string(training.grad_accum) + ": the stage trace would list more than " +
                                 std::to_string(kMaxTraceOps) + " ops");
   trace.ops.reserve(static_cast<std::size_t>(ops));
-  for (const PipelineStep& step : pipeline_steps(layout.pipeline_schedule, layout.pipeline, stage, training.grad_accum)) {
+  for (const PipelineStep& step : pipeline_steps(layout.pipeline_schedule, layout.pipeline, stage, training.grad_accum,
+                                                 layout.virtual_stages(model.layers))) {
     if (step.forward)
-      builder.forward(step.micro_batch);
+      builder.forward(step.chunk, step.micro_batch);
     else
-      builder.backward(step.micro_batch);
+      builder.backward(step.chunk, step.micro_batch);
   }
   assign_kernels(trace);
   return trace;

@@ -152,6 +152,8 @@ std::string misplaced_communication(OpKind kind, const Trace& trace) {
   const bool first = trace.stage == 0, last = trace.stage == trace.layout.pipeline - 1;
   if (is_tensor_collective(kind))
     return trace.layout.tensor > 1 ? "" : "a tensor-parallel collective needs a layout with tensor > 1";
+  // Interleaved, every stage has a virtual stage on either side (the last wraps to the first).
+  if (trace.layout.interleaved()) return "";
   if ((kind == OpKind::SendActivation || kind == OpKind::RecvGradient) && last)
     return "the last pipeline stage has no next stage to exchange with";
   if ((kind == OpKind::RecvActivation || kind == OpKind::SendGradient) && first)
@@ -248,7 +250,8 @@ Trace trace_from_json(const JsonNode& node) {
   const JsonNode layers = node.at("layers");
   const int stages = trace.layout.pipeline;
   const bool first = trace.stage == 0, last = trace.stage == stages - 1;
-  const int blocks = stage_blocks(trace.model.layers, stages, trace.stage).count;
+  int blocks = 0;
+  for (const StageBlocks& chunk : stage_chunk_blocks(trace.model.layers, trace.layout, trace.stage)) blocks += chunk.count;
   const std::size_t expected_layers = static_cast<std::size_t>(blocks) + (first ? 1 : 0) + (last ? 1 : 0);
   if (layers.size() != expected_layers)
     layers.fail("expected " + std::to_string(expected_layers) + " layers (" + (first ? "embedding, " : "") +

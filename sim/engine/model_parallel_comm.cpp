@@ -48,8 +48,8 @@ void ModelParallelComm::run(const workloads::TraceOp& op, int rank, GpuDevice& g
     case OpKind::TensorAllReduce:
     case OpKind::TensorReduceScatter:
     case OpKind::TensorAllGather: tensor_collective(op.kind, rank, bytes); break;
-    case OpKind::SendActivation: send(rank, parallel_rank(layout_, {c.tensor, c.data, c.stage + 1}), activations_, bytes); break;
-    case OpKind::SendGradient: send(rank, parallel_rank(layout_, {c.tensor, c.data, c.stage - 1}), gradients_, bytes); break;
+    case OpKind::SendActivation: send(rank, neighbour(c, +1), activations_, bytes); break;
+    case OpKind::SendGradient: send(rank, neighbour(c, -1), gradients_, bytes); break;
     case OpKind::RecvActivation: receive(*activations_[static_cast<std::size_t>(rank)]); break;
     case OpKind::RecvGradient: receive(*gradients_[static_cast<std::size_t>(rank)]); break;
     default: throw std::logic_error("ModelParallelComm::run: " + workloads::to_string(op.kind) + " is compute");
@@ -57,6 +57,14 @@ void ModelParallelComm::run(const workloads::TraceOp& op, int rank, GpuDevice& g
   gpu.account_wait(WaitCause::Communication, workloads::to_string(op.kind), start);
   const double waited = simgrid::s4u::Engine::get_clock() - start;
   (workloads::is_tensor_collective(op.kind) ? gpu.times().tensor_collective_s : gpu.times().pipeline_wait_s) += waited;
+}
+
+int ModelParallelComm::neighbour(ParallelCoords c, int direction) const {
+  int stage = c.stage + direction;
+  // Interleaved, the last stage's chunk feeds the first stage's next chunk, and back.
+  if (layout_.interleaved()) stage = (stage + layout_.pipeline) % layout_.pipeline;
+  if (stage < 0 || stage >= layout_.pipeline) return -1;
+  return parallel_rank(layout_, {c.tensor, c.data, stage});
 }
 
 void ModelParallelComm::tensor_collective(workloads::OpKind kind, int rank, double bytes) {

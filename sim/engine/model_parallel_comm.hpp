@@ -14,7 +14,8 @@
 // the group, detailed or coarse as the data-parallel collectives are).  A pipeline send starts its
 // flow at once and does not block the sender's stream; the receiver blocks until the next
 // transfer of that kind from its neighbour has arrived (transfers of one kind between two stages
-// arrive in the order they were sent, as NCCL's point-to-point calls on one stream do).  Megatron-
+// arrive in the order they were sent, as NCCL's point-to-point calls on one stream do).  With the
+// interleaved schedule the last stage's neighbour onward is the first stage, and back.  Megatron-
 // LM's batched send-and-receive also holds the sender until its send is done; the sender here
 // goes on, so a stage never waits for its neighbour to post a receive.
 #include <deque>
@@ -62,6 +63,8 @@ class ModelParallelComm {
     std::deque<simgrid::s4u::CommPtr> flows;
   };
   void tensor_collective(workloads::OpKind kind, int rank, double bytes);
+  // The rank of the same tensor and data index one stage on (+1) or back (-1), -1 past either end.
+  int neighbour(ParallelCoords c, int direction) const;
   // A flow from rank `from` to rank `to`, queued at `to`'s port of that kind (ports: by rank).
   void send(int from, int to, std::vector<std::unique_ptr<Port>>& ports, double bytes);
   void receive(Port& port);

@@ -31,8 +31,44 @@ std::string dollars(double usd) {
 
 }  // namespace
 
-void check_simulation_budget(const Scenario& scenario) {
+SimulationCostEstimate estimate_simulation_cost(const Scenario& scenario) {
+  SimulationCostEstimate e;
   // Folded, a system simulates fold_data_parallel of every data-parallel group's ranks.
+  const long double fold =
+      scenario.fold_data_parallel > 0 ? static_cast<long double>(scenario.layout.data) / scenario.fold_data_parallel : 1;
+  e.gpus = static_cast<long double>(scenario.topology.gpus().size()) / fold;
+  // Every rank replays every kernel of its trace: one micro-batch's, grad_accum times, per GPU.
+  workloads::TrainingConfig one_micro_batch = scenario.training;
+  one_micro_batch.grad_accum = 1;
+  long double kernels_per_micro_batch = 0, ops_per_micro_batch = 0;
+  if (scenario.trace) {
+    kernels_per_micro_batch = static_cast<long double>(scenario.trace->kernel_count()) / scenario.training.grad_accum;
+    ops_per_micro_batch = static_cast<long double>(scenario.trace->ops.size()) / scenario.training.grad_accum;
+  } else if (scenario.layout.whole_model_per_gpu()) {
+    const auto trace = workloads::generate_trace(scenario.model, one_micro_batch);
+    kernels_per_micro_batch = static_cast<long double>(trace.kernel_count());
+    ops_per_micro_batch = static_cast<long double>(trace.ops.size());
+  } else {
+    // The stages' GPUs: a stage's kernels on each of its tensor x data GPUs, averaged over stages;
+    // every stage's trace held.  (An interleaved layout needs its micro-batches in groups of the
+    // stages: one group stands for grad_accum / pipeline of them.)
+    workloads::TrainingConfig group = one_micro_batch;
+    if (scenario.layout.interleaved()) group.grad_accum = scenario.layout.pipeline;
+    for (int p = 0; p < scenario.layout.pipeline; ++p) {
+      const auto stage = workloads::generate_stage_trace(scenario.model, group, scenario.layout, p);
+      kernels_per_micro_batch += static_cast<long double>(stage.kernel_count()) / group.grad_accum;
+      ops_per_micro_batch += static_cast<long double>(stage.ops.size()) / group.grad_accum;
+    }
+    kernels_per_micro_batch /= scenario.layout.pipeline;
+  }
+  e.kernels = kernels_per_micro_batch * scenario.training.grad_accum * e.gpus;
+  e.trace_ops = ops_per_micro_batch * scenario.training.grad_accum;
+  e.seconds = e.kernels * kSecondsPerReplayedKernel;
+  e.bytes = e.gpus * kBytesPerSimulatedGpu + e.trace_ops * kBytesPerTraceOp;
+  return e;
+}
+
+void check_simulation_budget(const Scenario& scenario) {
   const long double fold =
       scenario.fold_data_parallel > 0 ? static_cast<long double>(scenario.layout.data) / scenario.fold_data_parallel : 1;
   const auto gpus = static_cast<long double>(scenario.topology.gpus().size()) / fold;
@@ -41,29 +77,20 @@ void check_simulation_budget(const Scenario& scenario) {
                      fmt::format("{} GPUs to simulate: luwusim simulates at most {} GPUs in one process{}",
                                  static_cast<double>(gpus), kMaxSimulatedGpus,
                                  scenario.fold_data_parallel > 0 ? "" : " (simulation.fold_data_parallel folds them)"));
-  // Every rank replays every kernel of its trace: one micro-batch's, grad_accum times, per GPU.
-  workloads::TrainingConfig one_micro_batch = scenario.training;
-  one_micro_batch.grad_accum = 1;
-  long double per_micro_batch = 0;
-  if (scenario.trace) {
-    per_micro_batch = static_cast<long double>(scenario.trace->kernel_count()) / scenario.training.grad_accum;
-  } else if (scenario.layout.whole_model_per_gpu()) {
-    per_micro_batch = static_cast<long double>(workloads::generate_trace(scenario.model, one_micro_batch).kernel_count());
-  } else {
-    // The stages' GPUs: a stage's kernels on each of its tensor x data GPUs, averaged over stages.
-    for (int p = 0; p < scenario.layout.pipeline; ++p)
-      per_micro_batch += static_cast<long double>(
-          workloads::generate_stage_trace(scenario.model, one_micro_batch, scenario.layout, p).kernel_count());
-    per_micro_batch /= scenario.layout.pipeline;
-  }
-  const long double kernels = per_micro_batch * scenario.training.grad_accum * gpus;
-  if (kernels > kMaxSimulatedKernels)
+  const SimulationCostEstimate e = estimate_simulation_cost(scenario);
+  const std::string estimate = fmt::format(
+      "{:.3g} kernels to replay on {} simulated GPUs ({:.3g} per micro-batch x grad_accum {}) and {:.3g} trace ops to "
+      "hold: an estimated {} and {} of memory",
+      static_cast<double>(e.kernels), static_cast<double>(e.gpus),
+      static_cast<double>(e.kernels / (e.gpus * scenario.training.grad_accum)), scenario.training.grad_accum,
+      static_cast<double>(e.trace_ops), units::seconds(static_cast<double>(e.seconds)), units::bytes(static_cast<double>(e.bytes)));
+  if (e.seconds > kMaxEstimatedSimulationSeconds || e.bytes > kMaxEstimatedSimulationBytes)
     throw InputError(scenario.file, "$.training.grad_accum",
-                     fmt::format("{} kernels per micro-batch x grad_accum {} x {} GPUs = {:.3g} kernels to simulate, "
-                                 "over the budget of {:.0e}",
-                                 static_cast<double>(per_micro_batch), scenario.training.grad_accum,
-                                 static_cast<double>(gpus), static_cast<double>(kernels),
-                                 static_cast<double>(kMaxSimulatedKernels)));
+                     estimate + fmt::format(", over the budget of {} and {} (docs/performance.md, \"The simulation "
+                                            "budget\"); fold the data-parallel groups (simulation.fold_data_parallel) "
+                                            "or simulate fewer micro-batches",
+                                            units::seconds(static_cast<double>(kMaxEstimatedSimulationSeconds)),
+                                            units::bytes(static_cast<double>(kMaxEstimatedSimulationBytes))));
 }
 
 namespace {
@@ -291,9 +318,11 @@ std::string run_to_table(const ScenarioRun& run) {
                      s.at("grad_accum").get<int>(), s.at("recompute").get<bool>() ? "on" : "off");
   if (s.contains("parallelism")) {
     const auto& l = s.at("parallelism");
-    out << fmt::format("layout: tensor {} x pipeline {} ({}) x data {}{}\n", l.at("tensor").get<int>(),
-                       l.at("pipeline").get<int>(), l.at("pipeline_schedule").get<std::string>(), l.at("data").get<int>(),
-                       l.at("sequence_parallel").get<bool>() ? ", sequence parallel" : "");
+    const int chunk_blocks = l.value("num_layers_per_virtual_pipeline_stage", 0);
+    out << fmt::format("layout: tensor {} x pipeline {} ({}{}) x data {}{}\n", l.at("tensor").get<int>(),
+                       l.at("pipeline").get<int>(), l.at("pipeline_schedule").get<std::string>(),
+                       chunk_blocks > 0 ? fmt::format(" interleaved, chunks of {} blocks", chunk_blocks) : "",
+                       l.at("data").get<int>(), l.at("sequence_parallel").get<bool>() ? ", sequence parallel" : "");
   }
   out << fmt::format("collectives simulated in {} mode", s.at("collective_mode").get<std::string>());
   if (s.contains("folding"))

@@ -29,11 +29,31 @@ struct RunOptions {
   int jobs = 1;
 };
 
-// Kernels one simulation may replay (the trace's kernels per rank x ranks): the paper scenario
-// replays about 24,000 (8 x 2,980), 1,024 GPUs of GPT-3 1.3B about 770,000; 10 million take
-// minutes and gigabytes.  Past it, and past kMaxSimulatedGpus, a scenario is refused before
-// anything is simulated (InputError at its path).
-inline constexpr long double kMaxSimulatedKernels = 1e7;
+// What one simulation is expected to cost, from the work it replays: every simulated rank replays
+// its trace's kernels (each a SimGrid execution, with the tensor collectives and pipeline
+// transfers between them), and the process holds every stage's trace and every rank's actors.
+// The rates are the simulator's own, measured (docs/performance.md, "The simulation budget"):
+// a model-parallel run replays a kernel, with its share of the rest, in 7.6 to 9 us of one core
+// (the larger taken), and holds about 150 kB per simulated GPU and 70 B per trace op.
+struct SimulationCostEstimate {
+  long double gpus = 0;       // simulated (after folding)
+  long double kernels = 0;    // replayed by all of them
+  long double trace_ops = 0;  // held in the traces (one per stage, or the one trace)
+  long double seconds = 0;    // kernels x kSecondsPerReplayedKernel
+  long double bytes = 0;      // gpus x kBytesPerSimulatedGpu + trace_ops x kBytesPerTraceOp
+};
+inline constexpr long double kSecondsPerReplayedKernel = 9e-6;
+inline constexpr long double kBytesPerSimulatedGpu = 150e3;
+inline constexpr long double kBytesPerTraceOp = 100;
+SimulationCostEstimate estimate_simulation_cost(const Scenario& scenario);
+
+// The budget a simulation is refused past, before anything is simulated (InputError at the path
+// to change): half an hour of one core and 16 GB, estimated as above, and kMaxSimulatedGpus.  The
+// paper scenario is estimated at well under a second; Megatron-LM's GPT 1T at tensor 8 x
+// pipeline 64 x data 6 (micro-batch 1, batch 3072), folded to 1,024 GPUs, at about 6 minutes
+// and 0.2 GB (measured: 6 min 10 s of CPU, 245 MB).
+inline constexpr long double kMaxEstimatedSimulationSeconds = 1800;
+inline constexpr long double kMaxEstimatedSimulationBytes = 16e9;
 void check_simulation_budget(const Scenario& scenario);
 
 // What detailed collectives would cost (Scenario::collective_mode, collectives.hpp): every ring

@@ -21,7 +21,8 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 TEST_CASE("trace gen --tensor-parallel --pipeline-parallel --stage writes one GPU of that stage") {
   // Custom-175B (96 blocks) over 16 stages: stage 3 holds blocks 18..23.  Per micro-batch and block
   // 2 all-reduces forward and 2 backward of b s h x 2 bytes (fp16); per micro-batch one activation
-  // sent forward and one gradient backward, b s h x 2 bytes each.
+  // sent forward and one gradient backward, each 1/8 of b s h x 2 bytes per GPU and all-gathered
+  // whole over the tensor group on arrival (Megatron-LM's scatter_gather_tensors_in_pipeline).
   const auto gen = run_luwusim("trace gen --model custom-175b --micro-batch 1 --seq 256 --grad-accum 4 --tensor-parallel 8 "
                                "--pipeline-parallel 16 --data-parallel 32 --stage 3 -o pt-stage.json");
   REQUIRE(gen.exit_code == 0);
@@ -36,9 +37,9 @@ TEST_CASE("trace gen --tensor-parallel --pipeline-parallel --stage writes one GP
   CHECK(summary["data_parallel"] == 32);
   CHECK(summary["stage"] == 3);
   CHECK(summary["pipeline_schedule"] == "1f1b");
-  CHECK(summary["ops"] == 4 * (6 * (1 + 2 + 1 + 2) + 4));
-  CHECK(summary["tensor_collective_bytes_per_iteration"] == 4 * 6 * 4 * bsh2);
-  CHECK(summary["pipeline_send_bytes_per_iteration"] == 2 * 4 * bsh2);
+  CHECK(summary["ops"] == 4 * (6 * (1 + 2 + 1 + 2) + 4 + 2));
+  CHECK(summary["tensor_collective_bytes_per_iteration"] == 4 * 6 * 4 * bsh2 + 4 * 2 * bsh2);
+  CHECK(summary["pipeline_send_bytes_per_iteration"] == 2 * 4 * bsh2 / 8);
   const auto text = run_luwusim("trace show pt-stage.json");
   REQUIRE(text.exit_code == 0);
   CHECK(contains(text.out, "tensor 8 x pipeline 16 x data 32, 1f1b; stage 3 of 16: blocks 18..23"));
@@ -51,6 +52,18 @@ TEST_CASE("trace gen --tensor-parallel --pipeline-parallel --stage writes one GP
   CHECK(sp["sequence_parallel"] == true);
   CHECK(sp["pipeline_schedule"] == "gpipe");
   CHECK(sp["pipeline_send_bytes_per_iteration"] == 2 * 4 * bsh2 / 8);
+
+  // Interleaved 1F1B: 6 blocks per stage in chunks of 3, stage 3 holding virtual stages 3 and 19.
+  REQUIRE(run_luwusim("trace gen --model custom-175b --micro-batch 1 --seq 256 --grad-accum 16 --tensor-parallel 8 "
+                      "--pipeline-parallel 16 --stage 3 --num-layers-per-virtual-pipeline-stage 3 -o pt-il.json")
+              .exit_code == 0);
+  const auto interleaved = run_luwusim("trace show pt-il.json");
+  REQUIRE(interleaved.exit_code == 0);
+  CHECK(contains(interleaved.out, "1f1b interleaved, 2 chunks of 3 blocks; stage 3 of 16: blocks 9..11, 57..59"));
+  const auto uneven = run_luwusim("trace gen --model custom-175b --micro-batch 1 --seq 256 --grad-accum 4 "
+                                  "--pipeline-parallel 16 --num-layers-per-virtual-pipeline-stage 3 -o pt-bad.json");
+  CHECK(uneven.exit_code == 2);
+  CHECK(contains(uneven.err, "grad_accum (4) must be a multiple of pipeline parallelism (16)"));
 
   // A stage trace holds one stage: replaying it is refused, pointing to a scenario's "parallelism".
   std::ofstream("pt-scenario.json") << R"({"name": "pt", "cluster": {"topology": "luwu-star", "workers": 2,
@@ -97,6 +110,20 @@ TEST_CASE("run: the shipped tensor x pipeline x data scenario reports its layout
   CHECK(tensor > 0);
   CHECK(pipeline > 0);
   CHECK(tensor + pipeline <= r["breakdown_s"]["exposed_communication"].get<double>() * (1 + 1e-12));
+}
+
+TEST_CASE("run: the shipped interleaved scenario names its chunks and waits less for its pipeline than 1F1B") {
+  // Same stages, 2 chunks each: the bubble halves (closed form in workloads' tests), the transfers double.
+  const std::string dir = std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/parallelism/";
+  const auto table = run_luwusim("run " + dir + "gpt3-1.3b-tp8-pp2-interleaved-dgx.json --system ddp");
+  REQUIRE(table.exit_code == 0);
+  CHECK(contains(table.out, "layout: tensor 8 x pipeline 2 (1f1b interleaved, chunks of 6 blocks) x data 2"));
+  auto pipeline_waits = [&](const std::string& file) {
+    const auto out = run_luwusim("run " + dir + file + " --system ddp --json");
+    REQUIRE(out.exit_code == 0);
+    return json::parse(out.out)["results"][0]["model_parallel_s"]["pipeline_waits"].get<double>();
+  };
+  CHECK(pipeline_waits("gpt3-1.3b-tp8-pp2-interleaved-dgx.json") < pipeline_waits("gpt3-1.3b-tp8-pp2-dgx.json"));
 }
 
 TEST_CASE("memory: a tensor x pipeline x data scenario is judged per stage, as run judges it") {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "common/input_error.hpp"
 #include "workloads/model_catalog.hpp"
@@ -154,7 +156,7 @@ TEST_CASE("stage parameters x tensor summed over stages: the model's plus the re
 TEST_CASE("the kernels of a tensor-parallel block: Megatron's column and row splits") {
   const double T = 2 * 1024, h = 12288;
   const Trace t = generate_stage_trace(custom_175b(), training(2, 1024, 1, false), layout(8, 16), 3);
-  const TraceOp& fwd = t.ops[1];  // after the activation's receive
+  const TraceOp& fwd = t.ops[2];  // after the activation's receive and the all-gather of its split
   REQUIRE(fwd.kind == OpKind::Forward);
   const auto& k = t.kernels_of(fwd);
   CHECK(k[1].gemm == GemmShape{2048, 3 * 12288 / 8, 12288});       // QKV, column-parallel
@@ -196,7 +198,10 @@ TEST_CASE("tensor-parallel collectives per block and pass: 2 all-reduces of b s 
   const u64 B = 2 * 256 * 12288 * 2;  // b s h x bf16
   for (bool sp : {false, true}) {
     CAPTURE(sp);
-    const Trace t = generate_stage_trace(custom_175b(), training(2, 256, 2, true), layout(8, 16, sp), 7);
+    // The pipeline's own all-gathers (scatter_gather_tensors_in_pipeline) are tested below.
+    ParallelLayout l = layout(8, 16, sp);
+    l.scatter_gather_tensors_in_pipeline = false;
+    const Trace t = generate_stage_trace(custom_175b(), training(2, 256, 2, true), l, 7);
     // Each collective belongs to the pass of the compute op before it.
     std::map<std::pair<OpKind, OpKind>, int> count;  // (pass, collective kind) -> count, one block and micro-batch
     std::map<OpKind, u64> bytes;
@@ -266,7 +271,8 @@ TEST_CASE("pipeline transfers: activations forward and gradients backward, only 
       for (const auto& op : t.ops)
         if (is_pipeline_transfer(op.kind)) {
           ++count[op.kind];
-          CHECK(op.comm_bytes == b * s * h * e / (sp ? 8 : 1));
+          // Split by sequence (sequence parallelism) or scattered over the tensor group (Megatron's default).
+          CHECK(op.comm_bytes == b * s * h * e / 8);
         }
       CHECK(count[OpKind::RecvActivation] == (stage > 0 ? m : 0));
       CHECK(count[OpKind::SendGradient] == (stage > 0 ? m : 0));
@@ -331,10 +337,11 @@ TEST_CASE("1F1B: min(p - s - 1, m) warm-up forwards and at most min(p - s, m) mi
 
 TEST_CASE("op counts of a stage: compute, collectives and transfers per micro-batch") {
   // Stage 3 of 16 of Custom-175B, TP 8, recompute: 6 blocks x (forward + 2 all-reduces, recompute
-  // + 2, backward + 2) + 4 transfers per micro-batch.
+  // + 2, backward + 2) + 4 transfers per micro-batch, each of the 2 receives followed by the
+  // all-gather of the split send (scatter_gather_tensors_in_pipeline).
   const int m = 4;
   const Trace t = generate_stage_trace(custom_175b(), training(1, 128, m, true), layout(8, 16), 3);
-  CHECK(t.ops.size() == static_cast<std::size_t>(m * (6 * 9 + 4)));
+  CHECK(t.ops.size() == static_cast<std::size_t>(m * (6 * 9 + 4 + 2)));
   // With sequence parallelism: 6 x (1 + 4 + 1 + 4 + 1 + 6) + 4.
   const Trace sp = generate_stage_trace(custom_175b(), training(1, 128, m, true), layout(8, 16, true), 3);
   CHECK(sp.ops.size() == static_cast<std::size_t>(m * (6 * 17 + 4)));
@@ -458,4 +465,152 @@ TEST_CASE("version 2 trace files still load as layout 1 x 1 x 1") {
   bad = v2;
   bad["layout"] = Json::object();
   CHECK_THROWS_AS(trace_from_json(JsonNode(bad, "v2.json")), InputError);
+}
+
+namespace {
+
+// Each stage's passes in its schedule's order, a pass taking `forward_s` or `backward_s` per
+// chunk (the stage's whole forward split evenly over its chunks), communication instantaneous:
+// a forward of virtual stage u waits for u - 1's forward of the micro-batch, a backward for
+// u + 1's backward (the last virtual stage's for its own forward).  Returns when the last pass ends.
+double schedule_makespan(int p, int m, int v, double forward_s, double backward_s) {
+  std::vector<std::vector<PipelineStep>> steps;
+  for (int s = 0; s < p; ++s) steps.push_back(pipeline_steps(PipelineSchedule::OneFOneB, p, s, m, v));
+  std::map<std::tuple<bool, int, int>, double> done;  // (forward, virtual stage, micro-batch) -> end
+  std::vector<double> clock(static_cast<std::size_t>(p), 0);
+  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int s = 0; s < p; ++s) {
+      auto& i = next[static_cast<std::size_t>(s)];
+      for (; i < steps[static_cast<std::size_t>(s)].size(); ++i, progress = true) {
+        const PipelineStep& st = steps[static_cast<std::size_t>(s)][i];
+        const int u = st.chunk * p + s, last = p * v - 1;
+        std::optional<std::tuple<bool, int, int>> after;
+        if (st.forward && u > 0) after = std::tuple{true, u - 1, st.micro_batch};
+        if (!st.forward) after = u < last ? std::tuple{false, u + 1, st.micro_batch} : std::tuple{true, u, st.micro_batch};
+        if (after && !done.count(*after)) break;
+        double& c = clock[static_cast<std::size_t>(s)];
+        c = std::max(c, after ? done[*after] : 0.0) + (st.forward ? forward_s : backward_s) / v;
+        done[{st.forward, u, st.micro_batch}] = c;
+      }
+    }
+  }
+  for (int s = 0; s < p; ++s) REQUIRE(next[static_cast<std::size_t>(s)] == steps[static_cast<std::size_t>(s)].size());
+  return *std::max_element(clock.begin(), clock.end());
+}
+
+}  // namespace
+
+TEST_CASE("interleaved 1F1B: every (chunk, micro-batch) forward and backward once, and a bubble of (p - 1) / v") {
+  // Narayanan et al. 2021 section 2.2.2: the iteration is m (tf + tb) + (p - 1) (tf + tb) / v, the
+  // non-interleaved 1F1B's (p - 1) (tf + tb) bubble divided by v (m = p included: all warm-up).
+  for (auto [p, m, v] : {std::tuple{4, 8, 2}, {4, 12, 3}, {2, 4, 2}, {8, 16, 4}, {4, 4, 2}, {3, 6, 2}, {4, 8, 1}}) {
+    for (auto [tf, tb] : {std::pair{1.0, 2.0}, {1.0, 1.0}, {1.0, 3.0}}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      CAPTURE(v);
+      CAPTURE(tb);
+      CHECK(schedule_makespan(p, m, v, tf, tb) == doctest::Approx((m + (p - 1.0) / v) * (tf + tb)).epsilon(1e-12));
+    }
+    for (int s = 0; s < p; ++s) {
+      std::set<std::tuple<bool, int, int>> seen;
+      for (const PipelineStep& st : pipeline_steps(PipelineSchedule::OneFOneB, p, s, m, v)) {
+        CHECK(seen.insert({st.forward, st.chunk, st.micro_batch}).second);
+        if (!st.forward) CHECK(seen.count({true, st.chunk, st.micro_batch}) == 1);  // its forward ran before
+      }
+      CHECK(seen.size() == static_cast<std::size_t>(2 * m * v));
+    }
+  }
+}
+
+TEST_CASE("interleaved stages: chunk c of stage s holds virtual stage c p + s, and the last stage wraps to the first") {
+  // GPT-3 125M's 12 blocks over 2 stages in chunks of 3: stage 0 holds blocks 0-2 and 6-8.
+  const ModelConfig& model = *find_catalog_model("gpt3-125m");
+  ParallelLayout l = layout(1, 2);
+  l.layers_per_virtual_stage = 3;
+  CHECK(l.virtual_stages(model.layers) == 2);
+  const auto chunks = stage_chunk_blocks(model.layers, l, 0);
+  REQUIRE(chunks.size() == 2);
+  CHECK((chunks[0].first == 0 && chunks[0].count == 3 && chunks[1].first == 6 && chunks[1].count == 3));
+  const int m = 4;
+  const TrainingConfig tr = training(1, 128, m, false);
+  const Trace first = generate_stage_trace(model, tr, l, 0), last = generate_stage_trace(model, tr, l, 1);
+  REQUIRE(first.layers.size() == 7);  // embedding + 6 blocks
+  CHECK(first.layers[4].name == "block_6");
+  REQUIRE(last.layers.size() == 7);  // 6 blocks + head
+  CHECK(last.layers[0].name == "block_3");
+  auto count = [](const Trace& t, OpKind k) {
+    return std::count_if(t.ops.begin(), t.ops.end(), [k](const TraceOp& op) { return op.kind == k; });
+  };
+  // Stage 0's chunk 1 receives (from stage 1's chunk 0) and sends; its chunk 0 only sends.
+  CHECK(count(first, OpKind::RecvActivation) == m);
+  CHECK(count(first, OpKind::SendActivation) == 2 * m);
+  CHECK(count(last, OpKind::RecvActivation) == 2 * m);
+  CHECK(count(last, OpKind::SendActivation) == m);  // its chunk 0 feeds stage 0's chunk 1
+  CHECK(count(first, OpKind::SendGradient) == m);
+  CHECK(count(last, OpKind::SendGradient) == 2 * m);
+  // Every block runs once forward and once backward per micro-batch.
+  CHECK(count(first, OpKind::Forward) == 7 * m);
+  CHECK(count(first, OpKind::Backward) == 7 * m);
+  // The trace reads back (its layers are the chunks', its sends wrap).
+  const Json doc = trace_to_json(last);
+  const Trace back = trace_from_json(JsonNode(doc, "t.json"));
+  CHECK(back.layout == l);
+  CHECK(back.ops.size() == last.ops.size());
+}
+
+TEST_CASE("interleaving is refused where Megatron-LM's schedule cannot run, at its JSON path") {
+  const ModelConfig& m = custom_175b();  // 96 blocks
+  auto error_of = [&](const std::string& text, int micro_batches = 8) -> std::string {
+    try {
+      const Json doc = Json::parse(text);
+      layout_from_json(JsonNode(doc, "l.json", "$.layout"), m, training(1, 1024, micro_batches, false));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string at = "at $.layout.num_layers_per_virtual_pipeline_stage: ";
+  CHECK(error_of(R"({"pipeline": 8, "num_layers_per_virtual_pipeline_stage": 3})").empty());
+  CHECK(error_of(R"({"pipeline": 8, "num_layers_per_virtual_pipeline_stage": 3, "pipeline_schedule": "gpipe"})")
+            .find(at + "the interleaved schedule is 1F1B's") != std::string::npos);
+  CHECK(error_of(R"({"num_layers_per_virtual_pipeline_stage": 3})").find(at + "the interleaved schedule needs pipeline parallelism above 1") !=
+        std::string::npos);
+  CHECK(error_of(R"({"pipeline": 5, "num_layers_per_virtual_pipeline_stage": 3})", 10).find(at + "the interleaved schedule needs the blocks (96) divisible") !=
+        std::string::npos);
+  CHECK(error_of(R"({"pipeline": 8, "num_layers_per_virtual_pipeline_stage": 5})").find(at + "5 blocks per virtual stage must divide each stage's 12 blocks") !=
+        std::string::npos);
+  CHECK(error_of(R"({"pipeline": 8, "num_layers_per_virtual_pipeline_stage": 3})", 12).find(at + "the interleaved schedule runs micro-batches in groups") !=
+        std::string::npos);
+  CHECK(error_of(R"({"pipeline": 8, "num_layers_per_virtual_pipeline_stage": -1})").find(at) != std::string::npos);
+}
+
+TEST_CASE("scatter/gather of pipeline sends: 1 / tensor sent, the whole activation gathered after each receive") {
+  const ModelConfig& model = custom_175b();
+  const TrainingConfig tr = training(2, 1024, 2, false);
+  const u64 activation = 2ull * 1024 * 12288 * 2;  // b s h x 2 B
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);
+    ParallelLayout l = layout(8, 4, /*sp=*/variant == 2);
+    l.scatter_gather_tensors_in_pipeline = variant != 1;
+    const Trace t = generate_stage_trace(model, tr, l, 1);
+    const bool split = variant == 0;
+    CHECK(l.splits_pipeline_sends() == split);
+    // Without sequence parallelism the activation is whole on each GPU; with it, / tensor already.
+    const u64 sent = variant == 1 ? activation : activation / 8;
+    CHECK(pipeline_transfer_bytes(model, tr, l) == sent);
+    std::size_t gathers = 0;
+    for (std::size_t i = 0; i < t.ops.size(); ++i) {
+      const TraceOp& op = t.ops[i];
+      if (op.kind == OpKind::SendActivation || op.kind == OpKind::SendGradient) CHECK(op.comm_bytes == sent);
+      if (op.kind == OpKind::RecvActivation || op.kind == OpKind::RecvGradient) {
+        REQUIRE(i + 1 < t.ops.size());
+        const TraceOp& next = t.ops[i + 1];
+        CHECK((next.kind == OpKind::TensorAllGather && next.comm_bytes == activation) == split);
+      }
+      if (op.kind == OpKind::TensorAllGather && op.comm_bytes == activation && !l.sequence_parallel) ++gathers;
+    }
+    CHECK(gathers == (split ? 2u * 2 : 0u));  // 2 receives per micro-batch on a middle stage
+  }
 }
