@@ -95,49 +95,50 @@ void check_simulation_budget(const Scenario& scenario) {
 
 namespace {
 
-// The trace of one micro-batch and how many times it repeats (grad_accum): a replayed trace is
-// its whole iteration once.
-std::pair<workloads::Trace, long double> trace_for_budget(const Scenario& scenario) {
-  if (scenario.trace) return {*scenario.trace, 1.0L};
-  workloads::TrainingConfig one_micro_batch = scenario.training;
-  one_micro_batch.grad_accum = 1;
-  return {workloads::generate_trace(scenario.model, one_micro_batch), scenario.training.grad_accum};
+// How many of a data-parallel group's ranks share a server: Megatron's order puts a group's
+// members `tensor` ranks apart.
+int data_parallel_per_server(const Scenario& scenario) {
+  const int g = std::max(1, scenario.hardware.gpus_per_server), t = scenario.layout.tensor;
+  if (t >= g) return 1;
+  return std::max(1, std::min(scenario.layout.data, g / t));
 }
 
 }  // namespace
 
-DetailedFlowEstimate estimate_detailed_flows(const workloads::Trace& trace, long double gpus) {
+DetailedFlowEstimate estimate_detailed_flows(const Scenario& scenario, const System& system) {
+  const bool model_parallel = !scenario.layout.whole_model_per_gpu();
+  DataParallelGroupShape shape;
+  shape.ranks = model_parallel ? scenario.layout.data : static_cast<int>(scenario.topology.gpus().size());
+  shape.per_server = model_parallel ? data_parallel_per_server(scenario) : std::max(1, scenario.hardware.gpus_per_server);
+  if (shape.ranks % shape.per_server != 0) shape.per_server = 0;  // uneven servers
+  const int fold = scenario.fold_data_parallel;
+  shape.simulated = system.folds_data_parallel() && fold > 0 && fold < shape.ranks ? fold : shape.ranks;
+  const CollectiveAlgorithm algorithm = system.collectives().algorithm;
   DetailedFlowEstimate e;
-  for (const auto& op : trace.ops) {
-    if (op.param_bytes > 0) e.collectives += 1;                                       // all-gather
-    if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) e.collectives += 1;  // reduce-scatter
-  }
-  e.detailed_flows = e.collectives * gpus * (gpus - 1);
-  e.coarse_flows = e.collectives * gpus;
+  // Each stage's calls in each of its `tensor` groups (one trace, one group, without model parallelism).
+  const long double groups = model_parallel ? scenario.layout.tensor : 1;
+  for (const auto& trace : scenario_stage_traces(scenario))
+    for (const CollectiveCall& call : system.collective_calls(trace)) {
+      e.collectives += groups * call.count;
+      e.detailed_flows += groups * flows_of_call(call, algorithm, CollectiveMode::Detailed, shape);
+      e.coarse_flows += groups * flows_of_call(call, algorithm, CollectiveMode::Coarse, shape);
+    }
   return e;
 }
 
-void check_detailed_budget(const Scenario& scenario, long double max_flows) {
+void check_detailed_budget(const Scenario& scenario, long double max_flows, const std::vector<SystemPtr>& systems) {
   if (scenario.mode != ModeChoice::Detailed) return;
-  // With model parallelism the system's collectives run in each data-parallel group: the whole
-  // model's collectives over its `data` GPUs, in `tensor` groups side by side (a stage's GPUs of
-  // different tensor index).
-  const auto gpus = static_cast<long double>(scenario.layout.data);
-  const auto [trace, repeats] = trace_for_budget(scenario);
-  DetailedFlowEstimate e = estimate_detailed_flows(trace, gpus);
-  e.collectives *= repeats;
-  // Folded, K ranks of each group are simulated, each still passing the group's steps.
-  const long double simulated_share = scenario.fold_data_parallel > 0 ? scenario.fold_data_parallel / gpus : 1;
-  e.detailed_flows *= repeats * scenario.layout.tensor * simulated_share;
-  e.coarse_flows *= repeats * scenario.layout.tensor * simulated_share;
-  if (e.detailed_flows <= max_flows) return;
-  throw InputError(scenario.file, "$.simulation.mode",
-                   fmt::format("detailed collectives would simulate about {:.3g} flows ({:.0f} ring collectives x "
-                               "{:.0f} x {:.0f} ranks' steps), over the budget of {:.3g}; coarse mode simulates about "
-                               "{:.3g} (--mode coarse, or simulation.mode \"coarse\"), or --force runs it detailed anyway",
-                               static_cast<double>(e.detailed_flows), static_cast<double>(e.collectives),
-                               static_cast<double>(gpus), static_cast<double>(gpus - 1),
-                               static_cast<double>(max_flows), static_cast<double>(e.coarse_flows)));
+  for (const auto& system : systems.empty() ? scenario.systems : systems) {
+    const DetailedFlowEstimate e = estimate_detailed_flows(scenario, *system);
+    if (e.detailed_flows <= max_flows) continue;
+    throw InputError(scenario.file, "$.simulation.mode",
+                     fmt::format("detailed collectives would simulate about {:.3g} flows for {} ({:.0f} data-parallel "
+                                 "collectives as it runs them), over the budget of {:.3g}; coarse mode simulates about "
+                                 "{:.3g} (--mode coarse, or simulation.mode \"coarse\"), or --force runs it detailed anyway",
+                                 static_cast<double>(e.detailed_flows), system->label(),
+                                 static_cast<double>(e.collectives), static_cast<double>(max_flows),
+                                 static_cast<double>(e.coarse_flows)));
+  }
 }
 
 ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
@@ -163,7 +164,8 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
 
   check_simulation_budget(scenario);
   if (!options.force)
-    check_detailed_budget(scenario, options.max_detailed_flows > 0 ? options.max_detailed_flows : kMaxDetailedFlows);
+    check_detailed_budget(scenario, options.max_detailed_flows > 0 ? options.max_detailed_flows : kMaxDetailedFlows,
+                          systems);
   const workloads::ParallelLayout& layout = scenario.layout;
   say(scenario.trace ? "replaying the trace " + scenario.trace_file + " (" + scenario.model.name + ")"
       : layout.whole_model_per_gpu()

@@ -56,27 +56,29 @@ inline constexpr long double kMaxEstimatedSimulationSeconds = 1800;
 inline constexpr long double kMaxEstimatedSimulationBytes = 16e9;
 void check_simulation_budget(const Scenario& scenario);
 
-// What detailed collectives would cost (Scenario::collective_mode, collectives.hpp): every ring
-// step of every rank is one flow, so a ring collective over N ranks is N(N-1) flows (coarse: N).
-// The collectives are counted from the trace as ZeRO-3 issues them, the most a data-parallel
-// system does: an all-gather before every op that reads parameters (forward, recompute, backward)
-// and a reduce-scatter after every backward op that makes gradients; DDP's all-reduces (two ring
-// passes per bucket, one bucket per layer at most) come to about as many.  An estimate of the
-// order of magnitude, for the budget below, not a count of what a given system will simulate.
+// What detailed collectives would cost (Scenario::collective_mode, collectives.hpp): the flows of
+// the data-parallel collectives one system's simulation makes, counted as it will run them
+// (sim/systems/collective_calls.hpp): the system's own calls per iteration (System::collective_calls:
+// ZeRO-3's gathers per its parameter plan, DDP's buckets, none for systems that reduce in the
+// switch or on servers, ZeRO-3's per-op pattern for the rest), each under the algorithm its
+// collectives run, over its data-parallel group (all GPUs, or `data` of them in `tensor` x
+// `pipeline` groups, each with its stage's calls), folded when the system folds.
 struct DetailedFlowEstimate {
-  long double collectives = 0;     // ring collectives per iteration
-  long double detailed_flows = 0;  // collectives x N(N-1)
-  long double coarse_flows = 0;    // collectives x N
+  long double collectives = 0;     // calls per iteration, over every data-parallel group
+  long double detailed_flows = 0;  // their flows in detailed mode
+  long double coarse_flows = 0;    // in coarse mode
 };
-DetailedFlowEstimate estimate_detailed_flows(const workloads::Trace& trace, long double gpus);
+DetailedFlowEstimate estimate_detailed_flows(const Scenario& scenario, const System& system);
 // The most flows a detailed simulation may plan before it is refused, by default (RunOptions::
 // max_detailed_flows, `run --max-detailed-flows`), unless forced (RunOptions::force, `run --force`).  The paper scenario's estimate is about 22,000; 20 million take minutes
 // (docs/performance.md measures the simulator's flows per second).
 inline constexpr long double kMaxDetailedFlows = 2e7;
 // When the scenario asks for detailed collectives (simulation.mode or `--mode detailed`; auto picks
-// them only up to Scenario::kDetailedMaxGpus) and the estimate is past max_flows: InputError at
-// $.simulation.mode, giving the estimate and coarse mode's.
-void check_detailed_budget(const Scenario& scenario, long double max_flows = kMaxDetailedFlows);
+// them only up to Scenario::kDetailedMaxGpus) and a system's estimate is past max_flows: InputError
+// at $.simulation.mode, naming the system and giving its estimate and coarse mode's.
+// `systems`: those to be simulated (all of the scenario's when empty).
+void check_detailed_budget(const Scenario& scenario, long double max_flows = kMaxDetailedFlows,
+                           const std::vector<SystemPtr>& systems = {});
 
 ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options);
 

@@ -9,6 +9,7 @@
 
 #include "sim/engine/data_parallel_collectives.hpp"
 #include "sim/engine/hardware.hpp"
+#include "sim/systems/collective_calls.hpp"
 #include "sim/systems/deepspeed_estimate.hpp"
 #include "sim/systems/schedule.hpp"
 #include "sim/systems/memory_footprint.hpp"
@@ -59,6 +60,12 @@ class System {
   }
   // Its GPU-executed collectives (systems without any keep the defaults, which then do nothing).
   virtual CollectiveSettings collectives() const { return {}; }
+  // The data-parallel collectives one rank issues in an iteration of `trace`, for detailed mode's
+  // budget (collective_calls.hpp): ZeRO-3's per-op pattern, the most a data-parallel system does,
+  // unless the system counts its own; none for systems without GPU collectives.
+  virtual std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const {
+    return per_op_collective_calls(trace);
+  }
   // One iteration: what each rank's actor does; systems with network-side parts start their
   // actors here.  std::invalid_argument when the cluster lacks what the system needs.
   virtual std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const = 0;

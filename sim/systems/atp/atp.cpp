@@ -153,6 +153,8 @@ class Atp : public System {
                                                       : hw.worker_servers();
     return std::min(settings_.aggregation.pieces, servers) * std::max(1, hw.gpus_per_server);
   }
+  // No GPU collectives: its traffic goes through the switch or its servers, never a ring.
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace&) const override { return {}; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<AtpSchedule>(settings_, env);
   }

@@ -49,6 +49,13 @@ class Ddp : public System {
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
   bool folds_data_parallel() const override { return true; }
+  // One all-reduce per bucket of the last micro-step's gradients.
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
+    std::vector<CollectiveCall> calls;
+    for (const auto& bucket : plan_gradient_buckets(trace, settings_.bucket_bytes, BucketedMicroSteps::Last))
+      calls.push_back({CollectiveOp::AllReduce, static_cast<double>(bucket.bytes), 1});
+    return calls;
+  }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override { return make_ddp_schedule(settings_); }
 
  private:

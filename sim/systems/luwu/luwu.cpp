@@ -80,6 +80,8 @@ class Luwu : public System {
   bool folds_data_parallel() const override { return !colocated(); }
   // The colocated ablation keeps the optimizer on the workers' own SSDs.
   bool uses_worker_ssds() const override { return colocated(); }
+  // No GPU collectives: its traffic goes through the switch or its servers, never a ring.
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace&) const override { return {}; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override { return make_luwu_schedule(settings_, env); }
 
  private:

@@ -116,6 +116,8 @@ class ParameterServerSystem : public System {
   bool folds_data_parallel() const override {
     return settings_.servers.placement == ParameterServerSettings::Placement::Dedicated;
   }
+  // No GPU collectives: its traffic goes through the switch or its servers, never a ring.
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace&) const override { return {}; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<ParameterServerSchedule>(settings_, env);
   }

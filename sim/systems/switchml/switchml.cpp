@@ -80,6 +80,8 @@ class SwitchMl : public System {
   // (the switch's packet rate is shared by D senders, racks counted as represented:
   // in_switch_aggregation.hpp), so the simulated ranks stand for the rest, as LuWu's do.
   bool folds_data_parallel() const override { return true; }
+  // No GPU collectives: its traffic goes through the switch or its servers, never a ring.
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace&) const override { return {}; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<SwitchMlSchedule>(settings_, env);
   }

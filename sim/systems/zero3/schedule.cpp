@@ -106,6 +106,30 @@ MemoryFootprint zero3_shards_footprint(const workloads::Trace& trace, int worker
   return f;
 }
 
+std::vector<CollectiveCall> zero3_collective_calls(const Zero3Settings& settings, const Zero3Wire& wire,
+                                                   const workloads::Trace& trace) {
+  const ParamFetchPlan plan = plan_param_fetches(trace, settings.fetch);
+  const double element = workloads::bytes_per_element(trace.training.dtype);
+  std::vector<CollectiveCall> calls;
+  for (const ParamGather& gather : plan.gathers) {
+    const bool in_server = wire.partition_in_server ||
+                           (wire.backward_gathers_in_server && trace.ops[plan.uses[gather.first_use].op].kind != workloads::OpKind::Forward);
+    calls.push_back({in_server ? CollectiveOp::AllGatherInServer : CollectiveOp::AllGather,
+                     static_cast<double>(gather.params) * element, 1});
+  }
+  for (const auto& op : trace.ops) {
+    if (op.kind != workloads::OpKind::Backward || op.grad_bytes == 0) continue;
+    const auto bytes = static_cast<double>(op.grad_bytes);
+    if (wire.partition_in_server) {
+      calls.push_back({CollectiveOp::ReduceScatterInServer, bytes, 1});
+      calls.push_back({CollectiveOp::AllReduceAcrossServers, bytes, 1});
+    } else {
+      calls.push_back({CollectiveOp::ReduceScatter, bytes, 1});
+    }
+  }
+  return calls;
+}
+
 std::unique_ptr<Schedule> make_zero3_schedule(const Zero3Settings& settings, const Zero3Wire& wire,
                                               const workloads::Trace& trace) {
   return std::make_unique<Zero3Schedule>(settings, wire, trace);

@@ -4,7 +4,9 @@
 // secondary partition, and hierarchical partitioning (sim/systems/zero_hierarchical) ZeRO-3 with
 // its partition inside each server.
 #include <memory>
+#include <vector>
 
+#include "sim/systems/collective_calls.hpp"
 #include "sim/systems/memory_footprint.hpp"
 #include "sim/systems/schedule.hpp"
 #include "sim/systems/zero3/zero3.hpp"
@@ -34,6 +36,13 @@ struct Zero3Wire {
 // parameters in flight (before the verdict: the caller adds what it keeps besides, then judges).
 MemoryFootprint zero3_shards_footprint(const workloads::Trace& trace, int workers, double gpu_memory,
                                        const ParamFetchSettings& fetch);
+
+// The data-parallel collectives make_zero3_schedule's ranks issue (System::collective_calls): one
+// per gather of the parameter plan, in the server or across the group as the wire says, and per
+// backward op with gradients a reduce-scatter (or, partitioned in the server, a reduce-scatter
+// there and an all-reduce across the servers).
+std::vector<CollectiveCall> zero3_collective_calls(const Zero3Settings& settings, const Zero3Wire& wire,
+                                                   const workloads::Trace& trace);
 
 std::unique_ptr<Schedule> make_zero3_schedule(const Zero3Settings& settings, const Zero3Wire& wire,
                                               const workloads::Trace& trace);

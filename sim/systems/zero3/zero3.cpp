@@ -32,6 +32,9 @@ class Zero3 : public System {
     return estimate_zero3_model_states(static_cast<double>(trace.total_params()), largest_submodule_params(trace),
                                        hw.gpus_per_server, hw.worker_servers(), false, false);
   }
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
+    return zero3_collective_calls(settings_, Zero3Wire{}, trace);
+  }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return make_zero3_schedule(settings_, Zero3Wire{}, env.trace);
   }

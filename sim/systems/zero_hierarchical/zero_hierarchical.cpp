@@ -41,13 +41,19 @@ class ZeroHierarchical : public System {
   // ZeRO-3's schedule (which folds): its partition is the server's (a fold fills whole servers)
   // and its one cross-server collective is folded by DataParallelCollectives.
   bool folds_data_parallel() const override { return true; }
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
+    return zero3_collective_calls(settings_.zero3, wire(), trace);
+  }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
-    Zero3Wire wire;
-    wire.partition_in_server = true;
-    return make_zero3_schedule(settings_.zero3, wire, env.trace);
+    return make_zero3_schedule(settings_.zero3, wire(), env.trace);
   }
 
  private:
+  static Zero3Wire wire() {
+    Zero3Wire wire;
+    wire.partition_in_server = true;
+    return wire;
+  }
   ZeroHierarchicalSettings settings_;
 };
 

@@ -27,6 +27,7 @@
 #include "sim/systems/model_state.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
 #include "sim/systems/param_fetch_replay.hpp"
+#include "sim/systems/zero3/schedule.hpp"
 #include "sim/engine/transfers.hpp"
 
 namespace luwu::sim {
@@ -243,6 +244,12 @@ class ZeroInfinity : public System {
     return e;
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
+  // ZeRO-3's: an all-gather per gather of the parameter plan, a reduce-scatter per backward op
+  // with gradients.
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
+    return zero3_collective_calls(Zero3Settings{settings_.fetch, settings_.collectives, settings_.streams}, Zero3Wire{},
+                                  trace);
+  }
   bool folds_data_parallel() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<ZeroInfinitySchedule>(

@@ -43,7 +43,15 @@ class Zeropp : public System {
   // ZeRO-3's schedule (which folds) with other wire formats; hpZ's secondary partition is the
   // server's, and a fold fills whole servers.
   bool folds_data_parallel() const override { return true; }
+  std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
+    return zero3_collective_calls(settings_.zero3, wire(), trace);
+  }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
+    return make_zero3_schedule(settings_.zero3, wire(), env.trace);
+  }
+
+ private:
+  Zero3Wire wire() const {
     const double scale = 4 / settings_.quantization_block_elements;  // an fp32 scale per block
     Zero3Wire wire;
     if (settings_.quantized_weights) {
@@ -55,10 +63,9 @@ class Zeropp : public System {
       wire.gradient_codec_hbm_bytes_per_element = 2 * (2 + 0.5);
     }
     wire.backward_gathers_in_server = settings_.hpz_partition_size > 1;  // = GPUs per server (capacity_problem)
-    return make_zero3_schedule(settings_.zero3, wire, env.trace);
+    return wire;
   }
 
- private:
   ZeroppSettings settings_;
 };
 
