@@ -282,6 +282,7 @@ ChakraGraph chakra_from_json_objects(const std::vector<Json>& objects, const std
 
 ChakraGraph load_chakra_json(const std::string& file) {
   const std::string text = read_text(file);
+  require_json_bounds(text, file);  // either form: nesting and values bounded before any parse
   std::vector<Json> objects;
   std::istringstream in(text);
   in >> std::ws;

@@ -92,6 +92,16 @@ std::vector<HostileCase> hostile_cases() {
        "hostile-nodir"},
       {"sweep-export", "a results file whose last line is cut off", "sweep-export hostile-cut.jsonl --csv hostile-cut.csv", 2,
        "the last line is cut off", [] { write_text("hostile-cut.jsonl", R"({"id": "0-1", "point": {"a": 1}, "res)"); }},
+      {"Kineto profile (`run --kernel-times`)", "`/dev/zero`", "run " + kBase + " --kernel-times /dev/zero", 2,
+       "is not a regular file"},
+      {"Chakra graph (`trace import-chakra`)", "`/dev/zero`", "trace import-chakra /dev/zero -o hostile-chakra-out.json", 2,
+       "is not a regular file"},
+      {"Chakra graph (`trace import-chakra`)", "a node nested 100,000 levels deep, in the jsonizer's form of one object after another",
+       "trace import-chakra hostile-deep.chakra.json -o hostile-chakra-out.json", 2, "nested more than 256 levels deep",
+       [] {
+         write_text("hostile-deep.chakra.json",
+                    "{\"version\": \"0.0.4\"}\n{\"id\": \"1\", \"attr\": " + nested(100000) + "}\n");
+       }},
       {"search", "`/dev/zero`", "search /dev/zero", 2, "is not a regular file"},
       {"compare", "`/dev/zero`", "compare /dev/zero", 2, "is not a regular file"},
       {"`run --timeline`", "a folder that does not exist (was found only after simulating)",
@@ -153,7 +163,8 @@ TEST_CASE("hostile inputs: every door refuses them with its exit code and messag
     CHECK(r.err.size() < 20000);  // never the input echoed back whole
   }
   for (const char* f : {"hostile-fifo", "hostile-big.json", "hostile-objects.json", "hostile-deep.json", "hostile-name.json", "hostile-efficiency.json",
-                        "hostile-deep-sweep.json", "hostile-many.json", "hostile-cut.jsonl", "hostile-cut.csv", "hostile-fold.json", "hostile-cluster.json"})
+                        "hostile-deep-sweep.json", "hostile-many.json", "hostile-cut.jsonl", "hostile-cut.csv", "hostile-fold.json", "hostile-cluster.json",
+                        "hostile-deep.chakra.json", "hostile-chakra-out.json"})
     std::remove(f);
   const std::string doc_path = std::string(LUWUSIM_SOURCE_DIR) + "/docs/hostile-inputs.md";
   const std::string page = render(cases);

@@ -1,0 +1,39 @@
+// libFuzzer target: `trace import-chakra`'s door (workloads::load_chakra_json, either JSON form:
+// one array or the jsonizer's sequence of objects), fed through a real file as the command reads
+// it, then chakra_to_trace for a 2-block GPT (what a foreign graph's kernels are matched against).
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <unistd.h>
+
+#include "common/input_error.hpp"
+#include "workloads/chakra_json.hpp"
+#include "workloads/model_catalog.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const auto workload = [] {
+    luwu::workloads::ModelConfig model = *luwu::workloads::find_catalog_model("gpt3-125m");
+    model.layers = 2;
+    luwu::workloads::TrainingConfig training;
+    training.micro_batch = 1;
+    training.seq_len = 64;
+    return std::pair{model, training};
+  }();
+  std::string path = "/tmp/luwusim-fuzz-chakra-XXXXXX.json";
+  const int fd = ::mkstemps(path.data(), 5);
+  if (fd < 0) return 0;
+  const bool written = ::write(fd, data, size) == static_cast<ssize_t>(size);
+  ::close(fd);
+  if (written) {
+    try {
+      luwu::workloads::chakra_to_trace(luwu::workloads::load_chakra_json(path), workload);
+    } catch (const luwu::InputError&) {
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  ::unlink(path.c_str());
+  return 0;
+}
