@@ -21,6 +21,8 @@ struct RunArgs {
   std::string mode;
   std::string trace;
   std::string kernel_times;
+  int kernel_times_step = -1;
+  bool allow_other_gpu = false;
   bool force = false;
   double max_detailed_flows = static_cast<double>(luwu::sim::kMaxDetailedFlows);
   int jobs = 0;
@@ -49,6 +51,12 @@ const bool registered = luwu::cli::register_command(
       app.add_option("--kernel-times", a->kernel_times,
                      "A PyTorch profiler (Kineto) trace: its measured kernel durations replace the analytic ones "
                      "(docs/traces.md gives the matching rule)");
+      app.add_option("--kernel-times-step", a->kernel_times_step,
+                     "Of a profile of several steps, the ProfilerStep# to use (default: the median step)")
+          ->check(CLI::NonNegativeNumber);
+      app.add_flag("--allow-other-gpu", a->allow_other_gpu,
+                   "Accept a kernel-times profile of another GPU than the scenario's, its times scaled by the two "
+                   "GPUs' peaks (refused otherwise)");
       app.add_flag("--force", a->force,
                    "Simulate detailed collectives even past the flow budget (run refuses a detailed scenario "
                    "estimated past it, and names coarse mode's estimate)");
@@ -73,7 +81,17 @@ const bool registered = luwu::cli::register_command(
                     << scenario.training.micro_batch << ", sequence " << scenario.training.seq_len
                     << "), in place of the scenario's model and training" << std::endl;
         }
-        if (!a->kernel_times.empty()) luwu::sim::use_kernel_times(scenario, a->kernel_times);
+        luwu::workloads::KinetoOptions kineto;
+        kineto.step = a->kernel_times_step;
+        if (a->allow_other_gpu) scenario.kernel_times_other_gpu = true;
+        if (!a->kernel_times.empty()) {
+          luwu::sim::use_kernel_times(scenario, a->kernel_times, kineto);
+        } else if (a->kernel_times_step >= 0) {
+          if (!scenario.kernel_times) throw std::invalid_argument("--kernel-times-step: the scenario has no kernel-times profile");
+          luwu::sim::use_kernel_times(scenario, scenario.kernel_times->file, kineto);
+        }
+        if ((a->allow_other_gpu) && !scenario.kernel_times)
+          throw std::invalid_argument("--allow-other-gpu: the scenario has no kernel-times profile (--kernel-times)");
         luwu::sim::RunOptions options;
         options.only_systems = a->systems;
         options.record_timeline = !a->timeline.empty();

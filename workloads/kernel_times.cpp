@@ -38,6 +38,11 @@ std::string to_string(MatchRule r) {
 KernelTimesReport apply_kernel_times(Trace& trace, const KernelProfile& profile) {
   KernelTimesReport report;
   report.file = profile.file;
+  report.device_name = profile.device_name;
+  report.profiler_steps = profile.steps;
+  report.step_used = profile.step_used;
+  report.median_step = profile.median_step;
+  report.kernels_in_other_steps = profile.kernels_in_other_steps;
   const ProfiledKind kinds[] = {ProfiledKind::Gemm, ProfiledKind::Attention, ProfiledKind::Elementwise};
 
   // One micro-step's kernel launches of each kind, in program order (every micro-step launches the same).
@@ -49,9 +54,16 @@ KernelTimesReport apply_kernel_times(Trace& trace, const KernelProfile& profile)
   }
   std::map<ProfiledKind, std::vector<double>> measured;
   for (const auto& k : profile.kernels) {
-    if (k.kind == ProfiledKind::Communication) ++report.excluded_communication;
-    else if (k.kind == ProfiledKind::Optimizer) ++report.excluded_optimizer;
-    else measured[k.kind].push_back(k.duration_s);
+    if (k.kind == ProfiledKind::Communication) {
+      ++report.excluded_communication;
+      if (k.on_communication_stream) ++report.on_communication_streams;
+    } else if (k.kind == ProfiledKind::Optimizer) {
+      ++report.excluded_optimizer;
+    } else if (k.kind == ProfiledKind::Copy) {
+      ++report.excluded_copies;
+    } else {
+      measured[k.kind].push_back(k.duration_s);
+    }
   }
   const std::size_t gemms = launches[ProfiledKind::Gemm].size(), profiled_gemms = measured[ProfiledKind::Gemm].size();
   if (gemms > 0 && profiled_gemms >= gemms && profiled_gemms % gemms == 0) report.repetitions = profiled_gemms / gemms;
@@ -102,10 +114,18 @@ luwu::Json kernel_times_to_json(const KernelTimesReport& r) {
                      {"rule", to_string(k.rule)},
                      {"measured_s_per_micro_step", k.measured_s_per_micro_step}});
   return {{"file", r.file},
+          {"device", r.device_name},
+          {"scaled_from_other_gpu", r.scaled_from},
+          {"profiler_steps", r.profiler_steps},
+          {"step_used", r.step_used},
+          {"median_step", r.median_step},
+          {"kernels_in_other_steps", r.kernels_in_other_steps},
           {"profiled_micro_batches", r.repetitions},
           {"kinds", kinds},
           {"excluded_communication_kernels", r.excluded_communication},
+          {"excluded_on_communication_streams", r.on_communication_streams},
           {"excluded_optimizer_kernels", r.excluded_optimizer},
+          {"excluded_copy_kernels", r.excluded_copies},
           {"measured_kernel_launches", r.measured_launches},
           {"analytic_kernel_launches", r.analytic_launches}};
 }
@@ -115,11 +135,17 @@ std::string kernel_times_summary(const KernelTimesReport& r) {
   for (const auto& k : r.kinds)
     kinds += fmt::format("{}{} {} ({} profiled, {} per micro-step)", kinds.empty() ? "" : ", ", to_string(k.kind),
                          to_string(k.rule), k.profiled, k.per_micro_step);
+  std::string source = r.device_name.empty() ? "no GPU named" : r.device_name;
+  if (!r.scaled_from.empty()) source += ", " + r.scaled_from;
+  if (r.profiler_steps > 0)
+    source += fmt::format("; step {} of {} profiler steps{}, {} kernels of the others left out", r.step_used, r.profiler_steps,
+                          r.median_step ? " (the median)" : "", r.kernels_in_other_steps);
   return fmt::format(
-      "kernel times from {} ({} micro-batch{} profiled): {} of {} kernel launches measured, {} analytic; {}; "
-      "left out: {} NCCL, {} optimizer kernels",
-      r.file, r.repetitions, r.repetitions == 1 ? "" : "es", r.measured_launches, r.measured_launches + r.analytic_launches,
-      r.analytic_launches, kinds, r.excluded_communication, r.excluded_optimizer);
+      "kernel times from {} ({}; {} micro-batch{} profiled): {} of {} kernel launches measured, {} analytic; {}; "
+      "left out: {} communication ({} by their stream), {} optimizer, {} memcpy/memset kernels",
+      r.file, source, r.repetitions, r.repetitions == 1 ? "" : "es", r.measured_launches,
+      r.measured_launches + r.analytic_launches, r.analytic_launches, kinds, r.excluded_communication,
+      r.on_communication_streams, r.excluded_optimizer, r.excluded_copies);
 }
 
 }  // namespace luwu::workloads

@@ -43,8 +43,16 @@ struct KernelTimesReport {
   std::string file;
   std::size_t repetitions = 1;               // R: micro-batches the profile covers
   std::vector<KindMatch> kinds;              // gemm, attention, elementwise
-  std::size_t excluded_communication = 0;    // NCCL kernels of the profile, not used
+  std::size_t excluded_communication = 0;    // communication kernels of the profile, not used
+  std::size_t on_communication_streams = 0;  //   of which so by their stream, not their name
   std::size_t excluded_optimizer = 0;        // optimizer kernels of the profile, not used
+  std::size_t excluded_copies = 0;           // memcpy and memset kernels, not used
+  std::string device_name;                   // the profile's GPU, as it names it ("" if not)
+  int profiler_steps = 0;                    // ProfilerStep# marks (0: the profile used whole)
+  int step_used = -1;                        // the step whose kernels were used
+  bool median_step = false;                  // chosen as the median step
+  std::size_t kernels_in_other_steps = 0;    // left out with the other steps
+  std::string scaled_from;                   // a profile of another GPU, scaled from it (sim's device check)
   std::uint64_t measured_launches = 0;       // kernel launches of the iteration that take a measured time
   std::uint64_t analytic_launches = 0;       // that keep the analytic model's
 };

@@ -1,5 +1,7 @@
 #include "sim/experiment/scenario.hpp"
 
+#include "sim/experiment/kernel_profile_check.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -309,7 +311,7 @@ CollectiveMode Scenario::collective_mode() const {
 
 Scenario scenario_from_json(const JsonNode& root) {
   root.only_keys({"name", "description", "model", "training", "parallelism", "cluster", "systems", "simulation",
-                  "prices", "trace", "kernel_times"});
+                  "prices", "trace", "kernel_times", "kernel_times_step", "kernel_times_other_gpu"});
   Scenario s;
   s.file = root.file();
   s.name = root.get_string("name", std::filesystem::path(root.file()).stem().string());
@@ -321,7 +323,13 @@ Scenario scenario_from_json(const JsonNode& root) {
     if (!std::filesystem::exists(path)) node.fail("no such file: " + path);
     return path;
   };
-  if (root.has("kernel_times")) use_kernel_times(s, input_file(root.at("kernel_times")));
+  s.kernel_times_other_gpu = root.get_bool("kernel_times_other_gpu", false);
+  workloads::KinetoOptions kineto;
+  kineto.step = static_cast<int>(root.get_int("kernel_times_step", -1, 0, 1'000'000'000));
+  if (!root.has("kernel_times"))
+    for (const char* key : {"kernel_times_step", "kernel_times_other_gpu"})
+      if (root.has(key)) root.at(key).fail("applies to a \"kernel_times\" profile, and the scenario names none");
+  if (root.has("kernel_times")) use_kernel_times(s, input_file(root.at("kernel_times")), kineto);
   if (root.has("trace")) {
     for (const char* key : {"model", "training"})
       if (root.has(key))
@@ -450,8 +458,19 @@ void use_trace(Scenario& scenario, const std::string& file) {
   scenario.trace_file = file;
 }
 
-void use_kernel_times(Scenario& scenario, const std::string& file) {
-  scenario.kernel_times = std::make_shared<const workloads::KernelProfile>(workloads::load_kineto_profile(file));
+void use_kernel_times(Scenario& scenario, const std::string& file, const workloads::KinetoOptions& options) {
+  scenario.kernel_times = std::make_shared<const workloads::KernelProfile>(workloads::load_kineto_profile(file, options));
+}
+
+workloads::KernelTimesReport apply_scenario_kernel_times(const Scenario& scenario, workloads::Trace& trace) {
+  std::string scaled_from;
+  const workloads::KernelProfile profile =
+      profile_for_gpu(*scenario.kernel_times, scenario.hardware.gpu.name, scenario.hardware.gpu, trace.training.dtype,
+                      scenario.kernel_times_other_gpu, &scaled_from);
+  workloads::KernelTimesReport report = workloads::apply_kernel_times(trace, profile);
+  report.scaled_from = scaled_from;
+  check_measured_rates(trace, scenario.hardware.gpu, scenario.kernel_times->file);
+  return report;
 }
 
 std::vector<workloads::Trace> scenario_stage_traces(const Scenario& scenario,
@@ -461,7 +480,7 @@ std::vector<workloads::Trace> scenario_stage_traces(const Scenario& scenario,
   for (int p = 0; p < scenario.layout.pipeline; ++p) {
     stages.push_back(workloads::generate_stage_trace(scenario.model, scenario.training, scenario.layout, p));
     if (scenario.kernel_times) {
-      auto r = workloads::apply_kernel_times(stages.back(), *scenario.kernel_times);
+      auto r = apply_scenario_kernel_times(scenario, stages.back());
       if (report && p == 0) *report = std::move(r);
     }
   }
@@ -471,7 +490,7 @@ std::vector<workloads::Trace> scenario_stage_traces(const Scenario& scenario,
 workloads::Trace scenario_trace(const Scenario& scenario, std::optional<workloads::KernelTimesReport>* report) {
   workloads::Trace trace = scenario.trace ? *scenario.trace : workloads::generate_trace(scenario.model, scenario.training);
   if (scenario.kernel_times) {
-    auto r = workloads::apply_kernel_times(trace, *scenario.kernel_times);
+    auto r = apply_scenario_kernel_times(scenario, trace);
     if (report) *report = std::move(r);
   }
   return trace;

@@ -91,6 +91,9 @@ struct Scenario {
   std::shared_ptr<const workloads::Trace> trace;
   std::string trace_file;
   std::shared_ptr<const workloads::KernelProfile> kernel_times;
+  // "kernel_times_other_gpu" (`run --allow-other-gpu`): a profile of another GPU is scaled by the
+  // two GPUs' peaks (sim/experiment/kernel_profile_check.hpp), not refused.
+  bool kernel_times_other_gpu = false;
 
   // Auto: every ring step a flow up to kDetailedMaxGpus GPUs, coarse beyond (see collectives.hpp).
   static constexpr int kDetailedMaxGpus = 64;
@@ -100,8 +103,11 @@ struct Scenario {
 Scenario scenario_from_json(const luwu::JsonNode& root);
 // Replays this trace file: the scenario's model and training become the trace's.
 void use_trace(Scenario& scenario, const std::string& file);
-// Times kernels by this Kineto profile.
-void use_kernel_times(Scenario& scenario, const std::string& file);
+// Times kernels by this Kineto profile (one of its profiler steps: workloads/kernel_profile.hpp).
+void use_kernel_times(Scenario& scenario, const std::string& file, const workloads::KinetoOptions& options = {});
+// Applies the scenario's profile to a trace of it: checked against the scenario's GPU (refused,
+// or scaled with kernel_times_other_gpu) and against its peaks (kernel_profile_check.hpp).
+workloads::KernelTimesReport apply_scenario_kernel_times(const Scenario& scenario, workloads::Trace& trace);
 // The trace the scenario replays: its trace file's, or one generated from its model and training;
 // with its kernel times applied (and `report` set) when it has a profile.
 workloads::Trace scenario_trace(const Scenario& scenario, std::optional<workloads::KernelTimesReport>* report = nullptr);

@@ -102,6 +102,27 @@ TEST_CASE("run --kernel-times: the profile's kernels time the compute, and the s
   CHECK(undisturbed == doctest::Approx(621e-6 + 140e-6 + 108e-6).epsilon(1e-9));
 }
 
+TEST_CASE("run --kernel-times on another GPU: refused, or scaled with --allow-other-gpu, and --kernel-times-step taken") {
+  // The toy scenario on H100s, timed by the format example measured (it says) on an A100.
+  std::ifstream in(kTraces + "tiny-gpt-kernel-times.json");
+  json toy = json::parse(in);
+  toy["cluster"]["profiles"] = {{"gpu", "h100-80gb-sxm"}};
+  toy["kernel_times"] = kTraces + "kineto-format-example.json";
+  write_text("tw-h100.json", toy.dump());
+  const auto refused = run_luwusim("run tw-h100.json --system ddp");
+  CHECK(refused.exit_code == 2);
+  CHECK(contains(refused.err, "$.deviceProperties"));
+  CHECK(contains(refused.err, "--allow-other-gpu"));
+  const auto scaled = run_luwusim("run tw-h100.json --system ddp --allow-other-gpu");
+  CHECK(scaled.exit_code == 0);
+  CHECK(contains(scaled.err, "scaled from NVIDIA A100-SXM4-40GB (a100-40gb-sxm)"));
+  // The example marks no profiler steps, so a step asked for changes nothing: it is used whole.
+  const auto step = run_luwusim("run tw-h100.json --system ddp --allow-other-gpu --kernel-times-step 3");
+  CHECK(step.exit_code == 0);  // a profile without step marks is used whole
+  CHECK_FALSE(contains(step.err, "profiler steps"));
+  std::remove("tw-h100.json");
+}
+
 TEST_CASE("run --kernel-times with a bad profile is exit 2 naming the file and the JSON path") {
   write_text("tw-bad-profile.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "ts": 1, "dur": -3}]})");
   const auto r = run_luwusim("run " + kTraces + "tiny-gpt-kernel-times.json --kernel-times tw-bad-profile.json");

@@ -182,3 +182,76 @@ TEST_CASE("a kernel's measured time survives a trace file, and a bad one is refu
   CHECK_THROWS_WITH_AS(trace_from_json(JsonNode(doc, "t.json")), doctest::Contains("$.kernel_lists[1][0].measured_s"),
                        InputError);
 }
+
+TEST_CASE("the classification table: ROCm, DeepEP, copies and layout kernels, and a communication stream's kernels") {
+  CHECK(classify_kernel_name("Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0") == ProfiledKind::Gemm);
+  CHECK(classify_kernel_name("void deep_ep::intranode::dispatch<8, 768>(...)") == ProfiledKind::Communication);
+  CHECK(classify_kernel_name("ncclKernel_AllGather_RING_LL_Sum_int8_t") == ProfiledKind::Communication);
+  CHECK(classify_kernel_name("rcclKernel_AllReduce") == ProfiledKind::Communication);
+  CHECK(classify_kernel_name("Memcpy DtoD (Device -> Device)") == ProfiledKind::Copy);
+  CHECK(classify_kernel_name("void cutlass::transpose_kernel<cutlass::half_t>") == ProfiledKind::Elementwise);
+  CHECK(classify_kernel_name("sm90_xmma_gemm_bf16bf16_bf16f32") == ProfiledKind::Gemm);
+  // A kernel that runs on the stream of a NCCL kernel is communication, whatever its name.
+  const Json k = {{"ph", "X"}, {"cat", "kernel"}, {"ts", 1.0}, {"dur", 2.0}};
+  Json doc = {{"traceEvents", Json::array()}};
+  for (auto [name, stream] : {std::pair{"ncclDevKernel_AllReduce", 20}, {"void elementwise_helper", 20}, {"sm80_gemm", 7}}) {
+    Json e = k;
+    e["name"] = name;
+    e["args"] = {{"stream", stream}};
+    doc["traceEvents"].push_back(e);
+  }
+  const KernelProfile p = kineto_profile_from_json(JsonNode(doc, "p.json"));
+  REQUIRE(p.kernels.size() == 3);
+  CHECK(p.kernels[1].kind == ProfiledKind::Communication);
+  CHECK(p.kernels[1].on_communication_stream);
+  CHECK(p.kernels[2].kind == ProfiledKind::Gemm);
+}
+
+namespace {
+
+// A profile of `totals.size()` steps: step i (numbered from 10) launches one GEMM of totals[i] us
+// through a runtime call inside its ProfilerStep window; the GEMM itself runs after the window,
+// as GPU work lags the host.
+Json stepped_profile(const std::vector<double>& totals) {
+  Json events = Json::array();
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    const double t0 = 1000.0 * static_cast<double>(i);
+    events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(10 + i)}, {"ts", t0},
+                      {"dur", 100.0}});
+    events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"ts", t0 + 50}, {"dur", 5.0},
+                      {"args", {{"correlation", 100 + i}}}});
+    events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "sm80_gemm"}, {"ts", t0 + 500}, {"dur", totals[i]},
+                      {"args", {{"correlation", 100 + i}, {"device", 0}}}});
+  }
+  return {{"deviceProperties", {{{"id", 0}, {"name", "NVIDIA A100-SXM4-40GB"}}}}, {"traceEvents", events}};
+}
+
+}  // namespace
+
+TEST_CASE("a profile of several steps: the median step by default, or the step asked for, the others left out") {
+  const Json doc = stepped_profile({30, 10, 50, 20, 40});  // steps 10..14; sorted 10, 20, 30, 40, 50: the median 30 is step 10
+  const KernelProfile median = kineto_profile_from_json(JsonNode(doc, "p.json"));
+  CHECK(median.device_name == "NVIDIA A100-SXM4-40GB");
+  CHECK(median.steps == 5);
+  CHECK(median.step_used == 10);
+  CHECK(median.median_step);
+  REQUIRE(median.kernels.size() == 1);
+  CHECK(median.kernels[0].duration_s == doctest::Approx(30e-6));
+  CHECK(median.kernels_in_other_steps == 4);
+  KinetoOptions third;
+  third.step = 12;
+  const KernelProfile chosen = kineto_profile_from_json(JsonNode(doc, "p.json"), third);
+  REQUIRE(chosen.kernels.size() == 1);
+  CHECK(chosen.kernels[0].duration_s == doctest::Approx(50e-6));
+  CHECK_FALSE(chosen.median_step);
+  // Four steps: the lower median (10, 20, 30, 40 -> 20, step 11).
+  CHECK(kineto_profile_from_json(JsonNode(stepped_profile({10, 20, 30, 40}), "p.json")).step_used == 11);
+  KinetoOptions missing;
+  missing.step = 3;
+  try {
+    kineto_profile_from_json(JsonNode(doc, "p.json"), missing);
+    FAIL("not refused");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("no ProfilerStep#3 in the profile (it marks steps 10 to 14)") != std::string::npos);
+  }
+}
