@@ -107,7 +107,7 @@ TEST_CASE("profiles list with a bad profile in the profile directory exits 2 nam
   CHECK(has(r.err, "$.fields.line_rate.value"));
 }
 
-TEST_CASE("calibrate-gpu: the written profile gives back the fastest measured shape's rate; a bad file is exit 2") {
+TEST_CASE("calibrate-gpu: the written profile gives back the fastest measured shape's rate, and a bad file is exit 2") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("luwusim-calibrate-gpu-" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -257,7 +257,7 @@ TEST_CASE("sweep: a results file another sweep holds is exit 2 naming it, nothin
   CHECK(lines_of(read_whole_file(out)).size() == 1);
 }
 
-TEST_CASE("sweep-export takes a whole last line without its newline and refuses a cut-off one; an unwritable -o is exit 2") {
+TEST_CASE("sweep-export takes a whole last line without its newline and refuses a cut-off one, and an unwritable -o is exit 2") {
   // Both used to go wrong silently or with another exit code (issue 36): the line was dropped with
   // exit 0, and a missing output folder was exit 1.
   TempDir dir("sweep-export-last-line");
@@ -268,7 +268,10 @@ TEST_CASE("sweep-export takes a whole last line without its newline and refuses 
   std::ofstream(dir / "no-newline.jsonl") << text.substr(0, text.size() - 1);
   auto whole = run_luwusim("sweep-export " + dir / "no-newline.jsonl" + " --csv " + dir / "out.csv");
   CHECK(whole.exit_code == 0);
-  CHECK(lines_of(read_whole_file(dir / "out.csv")).size() == 3);  // header and both points
+  // The header and a row per system (ddp, zero3) of each point, as the whole file gives.
+  CHECK(lines_of(read_whole_file(dir / "out.csv")).size() == 1 + 2 * 2);
+  REQUIRE(run_luwusim("sweep-export " + dir / "r.jsonl" + " --csv " + dir / "full.csv").exit_code == 0);
+  CHECK(read_whole_file(dir / "out.csv") == read_whole_file(dir / "full.csv"));
   std::ofstream(dir / "cut.jsonl") << text.substr(0, text.size() - 20);
   auto cut = run_luwusim("sweep-export " + dir / "cut.jsonl" + " --csv " + dir / "out2.csv");
   CHECK(cut.exit_code == 2);

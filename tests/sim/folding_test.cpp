@@ -313,7 +313,7 @@ TEST_CASE("folded and unfolded agree within 1%: ATP with its servers colocated o
   CHECK_FALSE(fallback.folding.has_value());
 }
 
-TEST_CASE("a system that does not fold simulates every rank; a fold that does not divide the group is refused") {
+TEST_CASE("a system that does not fold simulates every rank, and a fold that does not divide the group is refused") {
   const auto trace = small_gpt();
   const auto topo = star(8);
   // Streaming DiLoCo's groups share their WAN link (docs/performance.md, "Folding", says why it does not fold).

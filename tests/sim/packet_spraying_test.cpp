@@ -164,7 +164,7 @@ TEST_CASE("spraying: a ring all-reduce on a leaf-spine puts the same bytes on ev
   }
 }
 
-TEST_CASE("flow splitting: k sub-flows, each hashed on its own, carry F / k; the bytes between the leaves are conserved") {
+TEST_CASE("flow splitting: k sub-flows, each hashed on its own, carry F / k, and the bytes between the leaves are conserved") {
   const auto topo = leaf_spine(8);
   const double per_flow = 2.0 * 7 / 8 * kGradientBytes;
   for (const int k : {1, 2, 4}) {

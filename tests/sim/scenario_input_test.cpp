@@ -134,8 +134,8 @@ TEST_CASE("a stage-3 system's parameter fetch settings apply only with their pol
 }
 
 TEST_CASE("luwu-star's optimizer_nodes, trunks_per_rack, pods and trunks_per_pod are >= 1, a trunk needs racks "
-          "(pods), pods need racks; luwu's "
-          "parameter_residency is per-use or per-iteration, each error at its JSON path") {
+          "(pods), pods need racks, and luwu's parameter_residency is per-use or per-iteration, each error at its JSON "
+          "path") {
   Json j = tiny();
   j["cluster"]["optimizer_nodes"] = 2;
   j["cluster"]["racks"] = 2;
