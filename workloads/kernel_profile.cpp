@@ -71,6 +71,50 @@ std::optional<std::int64_t> correlation_of(const JsonNode& e) {
   return static_cast<std::int64_t>(v);
 }
 
+// A dimension list of "Input Dims": non-negative integers below 2^40, or none.
+std::optional<std::vector<std::int64_t>> dims_of(const JsonNode& node) {
+  if (!node.is_array()) return std::nullopt;
+  std::vector<std::int64_t> dims;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const JsonNode d = node.at(i);
+    if (!d.is_number()) return std::nullopt;
+    const double v = d.as_number();
+    if (!(v >= 0 && v < 1099511627776.0) || v != std::floor(v)) return std::nullopt;
+    dims.push_back(static_cast<std::int64_t>(v));
+  }
+  return dims;
+}
+
+// The matrix multiply of a host op that names its operands' shapes, or none.
+std::optional<ProfiledGemm> gemm_of(const JsonNode& e, std::size_t index) {
+  static const std::map<std::string, std::pair<int, int>> operands = {  // op -> (A, B) in Input Dims
+      {"aten::mm", {0, 1}}, {"aten::addmm", {1, 2}}, {"aten::bmm", {0, 1}}, {"aten::baddbmm", {1, 2}}, {"aten::linear", {0, 1}}};
+  if (!e.has("name") || !e.at("name").is_string()) return std::nullopt;
+  const auto op = operands.find(e.at("name").as_string());
+  if (op == operands.end() || !e.has("args") || !e.at("args").is_object() || !e.at("args").has("Input Dims")) return std::nullopt;
+  const JsonNode all = e.at("args").at("Input Dims");
+  if (!all.is_array() || all.size() <= static_cast<std::size_t>(std::max(op->second.first, op->second.second)))
+    return std::nullopt;
+  const auto a = dims_of(all.at(static_cast<std::size_t>(op->second.first)));
+  const auto b = dims_of(all.at(static_cast<std::size_t>(op->second.second)));
+  if (!a || !b || a->size() < 2 || b->size() < 2) return std::nullopt;
+  ProfiledGemm g;
+  g.op = op->first;
+  g.path = "$.traceEvents[" + std::to_string(index) + "]";
+  g.k = a->back();
+  // linear, mm and addmm fold A's leading dims into m (PyTorch flattens [b, s, h] to [b s, h]);
+  // bmm and baddbmm keep their batch apart, as attention's kernels do.
+  const bool batched = op->first == "aten::bmm" || op->first == "aten::baddbmm";
+  long double m = batched ? static_cast<long double>((*a)[a->size() - 2]) : 1;
+  if (!batched)
+    for (std::size_t i = 0; i + 1 < a->size(); ++i) m *= static_cast<long double>((*a)[i]);
+  if (m > 1099511627776.0L) return std::nullopt;
+  g.m = static_cast<std::int64_t>(m);
+  // linear's weight is [n, k]; the others' B is [(batch,) k, n].
+  g.n = op->first == "aten::linear" ? (*b)[b->size() - 2] : b->back();
+  return g;
+}
+
 // "ProfilerStep#12" -> 12; -1 for any other name.
 int step_number(const std::string& name) {
   const std::string prefix = "ProfilerStep#";
@@ -109,6 +153,7 @@ KernelProfile kineto_profile_from_json(const JsonNode& root, const KinetoOptions
   std::map<std::int64_t, double> launch_us;  // correlation -> the host's launch time
   std::vector<double> placed_at_us;          // per kernel: when it was launched (or started)
   std::vector<std::int64_t> correlations;
+  std::vector<std::pair<double, ProfiledGemm>> gemm_ops;  // with their host start
   for (std::size_t i = 0; i < events.size(); ++i) {
     const JsonNode e = events.at(i);
     e.expect_object();
@@ -122,6 +167,8 @@ KernelProfile kineto_profile_from_json(const JsonNode& root, const KinetoOptions
         windows.push_back({n, ts, ts + dur});
       } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
         if (const auto c = correlation_of(e)) launch_us[*c] = e.at("ts").as_number();
+      } else if (auto g = gemm_of(e, i)) {
+        gemm_ops.emplace_back(e.at("ts").as_number(), std::move(*g));
       }
       continue;
     }
@@ -196,6 +243,11 @@ KernelProfile kineto_profile_from_json(const JsonNode& root, const KinetoOptions
       else ++profile.kernels_in_other_steps;
     }
     profile.kernels = std::move(kept);
+    const StepWindow& used = *std::find_if(windows.begin(), windows.end(), [&](const StepWindow& w) { return w.number == profile.step_used; });
+    for (auto& [ts, g] : gemm_ops)
+      if (ts >= used.begin_us && ts <= used.end_us) profile.gemm_ops.push_back(std::move(g));
+  } else {
+    for (auto& [ts, g] : gemm_ops) profile.gemm_ops.push_back(std::move(g));
   }
   std::stable_sort(profile.kernels.begin(), profile.kernels.end(),
                    [](const ProfiledKernel& a, const ProfiledKernel& b) { return a.start_us < b.start_us; });

@@ -59,6 +59,15 @@ struct ProfiledKernel {
   bool on_communication_stream = false;     // communication by its stream, not its name
 };
 
+// A host matrix multiply with its operands' shapes (args "Input Dims" of aten::mm, addmm, bmm,
+// baddbmm, linear): C[m x n] = A[m x k] B[k x n]; linear's, mm's and addmm's leading dims folded
+// into m, bmm's batch left out (as luwusim's attention kernels count it apart).
+struct ProfiledGemm {
+  std::string op;    // "aten::mm"
+  std::string path;  // "$.traceEvents[12]"
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
 struct KinetoOptions {
   int step = -1;  // the ProfilerStep# number to use; -1: the median step
 };
@@ -71,6 +80,7 @@ struct KernelProfile {
   int step_used = -1;                   // the number of the step whose kernels these are
   bool median_step = false;             // chosen as the median step
   std::size_t kernels_in_other_steps = 0;  // left out: other steps', and outside every step
+  std::vector<ProfiledGemm> gemm_ops;      // the step's host matrix multiplies that give their shapes
 };
 
 // InputError naming the file and the JSON path ("$.traceEvents[12].dur") for a bad field, and for

@@ -1,10 +1,15 @@
 // Putting a profile's measured kernel durations on a trace's kernels (the rule: kernel_times.hpp).
 #include "workloads/kernel_times.hpp"
 
+#include <algorithm>
+#include <array>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "common/input_error.hpp"
 
 namespace luwu::workloads {
 
@@ -35,7 +40,29 @@ std::string to_string(MatchRule r) {
   return "?";
 }
 
+void check_gemm_shapes(const Trace& trace, const KernelProfile& profile) {
+  std::set<std::array<std::int64_t, 3>> shapes;  // each GEMM's dims, sorted
+  for (const auto& list : trace.kernel_lists)
+    for (const auto& k : list)
+      if (k.gemm.m > 0) {
+        std::array<std::int64_t, 3> d{k.gemm.m, k.gemm.n, k.gemm.k};
+        std::sort(d.begin(), d.end());
+        shapes.insert(d);
+      }
+  for (const auto& g : profile.gemm_ops) {
+    std::array<std::int64_t, 3> d{g.m, g.n, g.k};
+    std::sort(d.begin(), d.end());
+    if (shapes.count(d)) continue;
+    throw luwu::InputError(profile.file, g.path + ".args.Input Dims",
+                           fmt::format("the profile's {} multiplies {} x {} by {} x {}: no matrix multiply of {} at micro-batch "
+                                       "{} and sequence {} has these dimensions; a profile of another model or batch",
+                                       g.op, g.m, g.k, g.k, g.n, trace.model.name, trace.training.micro_batch,
+                                       trace.training.seq_len));
+  }
+}
+
 KernelTimesReport apply_kernel_times(Trace& trace, const KernelProfile& profile) {
+  check_gemm_shapes(trace, profile);
   KernelTimesReport report;
   report.file = profile.file;
   report.device_name = profile.device_name;

@@ -57,7 +57,11 @@ struct KernelTimesReport {
   std::uint64_t analytic_launches = 0;       // that keep the analytic model's
 };
 
-// Sets Kernel::measured_s of the trace's kernels by the rule above.
+// An InputError at the first of the profile's host matrix multiplies (KernelProfile::gemm_ops)
+// whose dimensions, in any order, are none of the trace's GEMM and attention kernels': a profile of
+// another model or batch.
+void check_gemm_shapes(const Trace& trace, const KernelProfile& profile);
+// Sets Kernel::measured_s of the trace's kernels by the rule above, after check_gemm_shapes.
 KernelTimesReport apply_kernel_times(Trace& trace, const KernelProfile& profile);
 
 luwu::Json kernel_times_to_json(const KernelTimesReport& report);

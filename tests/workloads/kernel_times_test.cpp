@@ -255,3 +255,31 @@ TEST_CASE("a profile of several steps: the median step by default, or the step a
     CHECK(std::string(e.what()).find("no ProfilerStep#3 in the profile (it marks steps 10 to 14)") != std::string::npos);
   }
 }
+
+TEST_CASE("a profile's host matrix multiplies must be the model's: the first that is not is refused at its Input Dims") {
+  // The toy (hidden 256, micro-batch 2 x sequence 256 = 512 tokens): its QKV GEMM is 512 x 256 by 256 x 768.
+  const Trace trace = generate_trace(tiny_gpt(), tiny_training());
+  auto op = [](const std::string& name, const Json& dims) {
+    return Json{{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"ts", 1.0}, {"dur", 1.0}, {"args", {{"Input Dims", dims}}}};
+  };
+  const Json qkv_addmm = op("aten::addmm", Json::parse("[[768], [512, 256], [256, 768], [], []]"));
+  const Json qkv_linear = op("aten::linear", Json::parse("[[2, 256, 256], [768, 256], [768]]"));
+  const Json wgrad_mm = op("aten::mm", Json::parse("[[768, 512], [512, 256]]"));  // the weight gradient, transposed
+  const Json other_model = op("aten::mm", Json::parse("[[512, 7168], [7168, 256]]"));
+  const Json no_dims = {{"ph", "X"}, {"cat", "cpu_op"}, {"name", "aten::mm"}, {"ts", 1.0}, {"dur", 1.0}};
+  auto profile_of = [](std::vector<Json> events) {
+    return kineto_profile_from_json(JsonNode(Json{{"traceEvents", events}}, "p.json"));
+  };
+  const KernelProfile fits = profile_of({qkv_addmm, qkv_linear, wgrad_mm, no_dims});
+  CHECK(fits.gemm_ops.size() == 3);
+  CHECK_NOTHROW(check_gemm_shapes(trace, fits));
+  try {
+    check_gemm_shapes(trace, profile_of({qkv_addmm, other_model}));
+    FAIL("not refused");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("p.json: at $.traceEvents[1].args.Input Dims: the profile's aten::mm multiplies 512 x 7168 by 7168 x 256") !=
+          std::string::npos);
+    CHECK(what.find("no matrix multiply of tiny-gpt at micro-batch 2 and sequence 256") != std::string::npos);
+  }
+}
