@@ -1,5 +1,6 @@
 #include "sim/experiment/sweep.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -217,6 +218,14 @@ std::vector<SweepPoint> expand_sweep(const SweepDefinition& sweep) {
       const auto& value = sweep.axes[a].values[digit[a]];
       p.settings.emplace_back(sweep.axes[a].key, value);
       apply_setting(p.scenario, sweep.axes[a].key, value, sweep.origin);
+    }
+    // The point's own description: the base's says what the base is, not what the axes changed.
+    const bool described = std::any_of(sweep.axes.begin(), sweep.axes.end(), [](const SweepAxis& a) { return a.key == "description"; });
+    if (!sweep.axes.empty() && !described && p.scenario.is_object()) {
+      const auto base = p.scenario.find("description");
+      const std::string before = base != p.scenario.end() && base->is_string() ? base->get<std::string>() : "";
+      p.scenario["description"] = (before.empty() ? "" : before + " ") + "[sweep point " + std::to_string(n) + ": " +
+                                  describe_settings(p) + "]";
     }
     p.id = fmt::format("{}-{:016x}", n, fnv1a_64(p.scenario.dump()));
     points.push_back(std::move(p));

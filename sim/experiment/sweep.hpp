@@ -65,6 +65,8 @@ inline constexpr std::size_t kMaxSweepPoints = 1'000'000;
 inline constexpr double kMaxSweepExpansionBytes = 4e9;
 
 // The cartesian product, in order, with ids; nothing validated.  InputError past the caps above.
+// Each point's scenario gets its own description: the base's, then "[sweep point N: key=value,
+// ...]" (unless an axis sets "description" itself).
 std::vector<SweepPoint> expand_sweep(const SweepDefinition& sweep);
 
 // Parses every point's scenario as `luwusim run` would (sim::scenario_from_json); the first bad

@@ -143,6 +143,20 @@ TEST_CASE("a sweep without axes is its base scenario as one point") {
   CHECK(describe_settings(points[0]) == "the base scenario");
 }
 
+TEST_CASE("each point describes itself: the base's description, then its own settings") {
+  auto sweep = small_sweep();
+  sweep.base["description"] = "GPT-3 125M on 2 workers";
+  set_axis(sweep, parse_set_option("cluster.workers=2,4"));
+  set_axis(sweep, parse_set_option("model=gpt3-125m,gpt3-350m"));
+  const auto points = expand_sweep(sweep);
+  REQUIRE(points.size() == 4);
+  CHECK(points[3].scenario["description"] ==
+        "GPT-3 125M on 2 workers [sweep point 3: cluster.workers=4, model=gpt3-350m]");
+  // An axis of descriptions is the user's own.
+  set_axis(sweep, parse_set_option("description=a,b"));
+  CHECK(expand_sweep(sweep)[1].scenario["description"] == "b");
+}
+
 TEST_CASE("a --set replaces the axis with the same key") {
   auto sweep = small_sweep();
   set_axis(sweep, parse_set_option("cluster.workers=2,4"));
