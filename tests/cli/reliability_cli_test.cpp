@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -400,4 +401,36 @@ TEST_CASE("reliability: JSON nested thousands of levels deep is refused before a
   auto ok_depth = run_bounded("run rel-deep-scenario-256.json");
   CHECK(ok_depth.exit_code == 2);
   CHECK_FALSE(contains(ok_depth.err, "nested more than"));
+}
+
+TEST_CASE("every command's output into a folder that does not exist: exit 2 naming the path, nothing written") {
+  // One row per option that writes a file (-o, --csv, --jsonl, --timeline), each command's own.
+  const std::string scenario = std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/small-zero3-vs-ddp.json";
+  std::ofstream("rel-rates.csv") << "m,n,k,tflops\n2048,5120,6144,230\n";
+  REQUIRE(run_luwusim("trace gen --model gpt3-125m --seq 64 -o rel-trace.json").exit_code == 0);
+  REQUIRE(run_luwusim("trace export-chakra rel-trace.json -o rel-chakra.json").exit_code == 0);
+  REQUIRE(run_luwusim("sweep " + scenario + " --set cluster.workers=2 --set systems=ddp -o rel-sweep.jsonl").exit_code == 0);
+  REQUIRE(run_luwusim("topo build --kind luwu-star --workers 2 -o rel-topo.json").exit_code == 0);
+  const std::vector<std::string> commands = {
+      "run " + scenario + " --timeline rel-nodir/t.json",
+      "sweep " + scenario + " --set cluster.workers=2 -o rel-nodir/s.jsonl",
+      "sweep-export rel-sweep.jsonl --csv rel-nodir/s.csv",
+      "sweep-export rel-sweep.jsonl --jsonl rel-nodir/s.jsonl",
+      "search " + scenario + " --micro-batch 1 -o rel-nodir/s.jsonl",
+      "trace gen --model gpt3-125m -o rel-nodir/t.json",
+      "trace export-chakra rel-trace.json -o rel-nodir/c.json",
+      "trace import-chakra rel-chakra.json -o rel-nodir/t.json",
+      "topo build --kind luwu-star --workers 2 -o rel-nodir/t.json",
+      "topo dot rel-topo.json -o rel-nodir/t.dot",
+      "calibrate -o rel-nodir/p.json",
+      "calibrate-gpu --profile a100-40gb-pcie --gemm-csv rel-rates.csv -o rel-nodir/g.json"};
+  for (const std::string& command : commands) {
+    CAPTURE(command);
+    const auto r = run_luwusim(command, "timeout 120");
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "rel-nodir"));
+    CHECK_FALSE(std::filesystem::exists("rel-nodir"));
+  }
+  for (const char* f : {"rel-rates.csv", "rel-trace.json", "rel-chakra.json", "rel-sweep.jsonl", "rel-topo.json"})
+    std::remove(f);
 }
