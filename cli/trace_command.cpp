@@ -182,6 +182,10 @@ int run_import_chakra(const std::string& file, const GenOptions& o, bool json_re
                            o.output, imported.trace.ops.size(), r.compute_nodes, r.collectives_dropped,
                            units::bytes(static_cast<double>(r.collective_bytes_dropped)),
                            units::bytes(static_cast<double>(r.trace_grad_bytes)), r.cpu_nodes, r.other_nodes_dropped);
+  if (r.ctrl_deps_unresolved + r.ctrl_deps_cyclic > 0)
+    std::cerr << fmt::format("ordered by data dependencies; control dependencies dropped: {} on nodes not in the file, "
+                             "{} that closed a cycle with the data dependencies\n",
+                             r.ctrl_deps_unresolved, r.ctrl_deps_cyclic);
   if (r.kernel_times) std::cerr << kernel_times_summary(*r.kernel_times) << "\n";
   return 0;
 }

@@ -204,32 +204,16 @@ std::string read_text(const std::string& file) {
   return buf.str();
 }
 
-// Node ids' places, and a topological order of the nodes (ties in file order).
-std::vector<std::size_t> topological_order(const ChakraGraph& g) {
-  std::map<std::uint64_t, std::size_t> place;
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const auto [it, fresh] = place.emplace(g.nodes[i].id, i);
-    if (!fresh)
-      throw InputError(g.file, g.nodes[i].path + ".id",
-                       "node id " + std::to_string(g.nodes[i].id) + " is also " + g.nodes[it->second].path + "'s");
-  }
-  std::vector<std::vector<std::size_t>> children(g.nodes.size());
-  std::vector<std::size_t> waiting(g.nodes.size(), 0);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const auto* deps : {&g.nodes[i].data_deps, &g.nodes[i].ctrl_deps}) {
-      for (std::size_t d = 0; d < deps->size(); ++d) {
-        const auto it = place.find((*deps)[d]);
-        if (it == place.end())
-          throw InputError(g.file, g.nodes[i].path + (deps == &g.nodes[i].data_deps ? ".dataDeps[" : ".ctrlDeps[") +
-                                       std::to_string(d) + "]",
-                           "no node has id " + std::to_string((*deps)[d]));
-        children[it->second].push_back(i);
-        ++waiting[i];
-      }
-    }
+// Kahn's order over the edges given (ties in file order); incomplete when the edges close a cycle.
+std::vector<std::size_t> kahn_order(std::size_t nodes, const std::vector<std::pair<std::size_t, std::size_t>>& edges) {
+  std::vector<std::vector<std::size_t>> children(nodes);
+  std::vector<std::size_t> waiting(nodes, 0);
+  for (const auto& [from, to] : edges) {
+    children[from].push_back(to);
+    ++waiting[to];
   }
   std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
-  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+  for (std::size_t i = 0; i < nodes; ++i)
     if (waiting[i] == 0) ready.push(i);
   std::vector<std::size_t> order;
   while (!ready.empty()) {
@@ -239,9 +223,53 @@ std::vector<std::size_t> topological_order(const ChakraGraph& g) {
     for (std::size_t c : children[i])
       if (--waiting[c] == 0) ready.push(c);
   }
-  if (order.size() != g.nodes.size())
-    for (std::size_t i = 0; i < g.nodes.size(); ++i)
-      if (waiting[i] > 0) throw InputError(g.file, g.nodes[i].path, "the node is on a dependency cycle");
+  return order;
+}
+
+// A topological order of the nodes (see chakra_json.hpp: data dependencies, and control
+// dependencies where they resolve and close no cycle), counting what was dropped.
+std::vector<std::size_t> topological_order(const ChakraGraph& g, ChakraImportReport* report = nullptr) {
+  std::map<std::uint64_t, std::size_t> place;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto [it, fresh] = place.emplace(g.nodes[i].id, i);
+    if (!fresh)
+      throw InputError(g.file, g.nodes[i].path + ".id",
+                       "node id " + std::to_string(g.nodes[i].id) + " is also " + g.nodes[it->second].path + "'s");
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> data, ctrl;
+  std::size_t unresolved = 0;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    for (std::size_t d = 0; d < g.nodes[i].data_deps.size(); ++d) {
+      const auto it = place.find(g.nodes[i].data_deps[d]);
+      if (it == place.end())
+        throw InputError(g.file, g.nodes[i].path + ".dataDeps[" + std::to_string(d) + "]",
+                         "no node has id " + std::to_string(g.nodes[i].data_deps[d]));
+      data.emplace_back(it->second, i);
+    }
+    for (const std::uint64_t dep : g.nodes[i].ctrl_deps) {
+      const auto it = place.find(dep);
+      if (it == place.end()) ++unresolved;
+      else ctrl.emplace_back(it->second, i);
+    }
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> both = data;
+  both.insert(both.end(), ctrl.begin(), ctrl.end());
+  std::vector<std::size_t> order = kahn_order(g.nodes.size(), both);
+  std::size_t cyclic = 0;
+  if (order.size() != g.nodes.size()) {  // the control dependencies close a cycle: the data order alone
+    cyclic = ctrl.size();
+    order = kahn_order(g.nodes.size(), data);
+    if (order.size() != g.nodes.size()) {
+      std::vector<bool> placed(g.nodes.size(), false);
+      for (std::size_t i : order) placed[i] = true;
+      const std::size_t first = static_cast<std::size_t>(std::find(placed.begin(), placed.end(), false) - placed.begin());
+      throw InputError(g.file, g.nodes[first].path, "the node is on a cycle of data dependencies, or waits for one");
+    }
+  }
+  if (report) {
+    report->ctrl_deps_unresolved = unresolved;
+    report->ctrl_deps_cyclic = cyclic;
+  }
   return order;
 }
 
@@ -514,8 +542,8 @@ bool is_cpu_op(const ChakraNode& n, const std::string& file) {
 }  // namespace
 
 ChakraImport chakra_to_trace(const ChakraGraph& g, const std::optional<std::pair<ModelConfig, TrainingConfig>>& workload) {
-  const std::vector<std::size_t> order = topological_order(g);
   ChakraImport result;
+  const std::vector<std::size_t> order = topological_order(g, &result.report);
   result.report.written_by_luwusim = find_attr(g.metadata, "luwusim.model") != nullptr;
   auto grad_bytes = [](const Trace& t) {
     std::uint64_t sum = 0;
@@ -566,6 +594,12 @@ ChakraImport chakra_to_trace(const ChakraGraph& g, const std::optional<std::pair
     profile.kernels.push_back({n.name, classify_kernel_name(n.name), static_cast<double>(place),
                                static_cast<double>(n.duration_micros) * 1e-6});
   }
+  if (result.report.compute_nodes + result.report.unmeasured_compute_nodes == 0)
+    throw InputError(g.file, "",
+                     "no GPU compute node: a host-only graph (" + std::to_string(result.report.cpu_nodes) +
+                         " CPU nodes, " + std::to_string(result.report.collectives_dropped) +
+                         " collectives) times no kernel; give the GPU side's trace (Chakra's converter with the Kineto "
+                         "trace merged in)");
   result.report.kernel_times = apply_kernel_times(result.trace, profile);
   result.report.trace_grad_bytes = grad_bytes(result.trace);
   return result;
@@ -579,7 +613,9 @@ Json chakra_import_report_to_json(const ChakraImportReport& r) {
          {"collective_bytes_dropped", r.collective_bytes_dropped},
          {"trace_grad_bytes", r.trace_grad_bytes},
          {"other_nodes_dropped", r.other_nodes_dropped},
-         {"gpu_compute_nodes_without_duration", r.unmeasured_compute_nodes}};
+         {"gpu_compute_nodes_without_duration", r.unmeasured_compute_nodes},
+         {"ctrl_deps_dropped_unresolved", r.ctrl_deps_unresolved},
+         {"ctrl_deps_dropped_cyclic", r.ctrl_deps_cyclic}};
   if (r.kernel_times) j["kernel_times"] = kernel_times_to_json(*r.kernel_times);
   return j;
 }

@@ -21,8 +21,13 @@
 // luwusim field rides along in "luwusim.*" attributes (the metadata holds the model, training
 // settings and layers as JSON text), so that import restores the trace exactly.
 //
-// Import (chakra_to_trace): the graph is put in a topological order (ties in file order); ids must
-// be unique, dependencies must name nodes of the file, the graph must have no cycle.
+// Import (chakra_to_trace): the graph is put in a topological order (ties in file order), by its
+// data dependencies as Chakra's feeder schedules, and by its control dependencies where they can
+// be honoured: ids must be unique and data dependencies must name nodes of the file without a
+// cycle; a control dependency on a node the file lacks is dropped (Chakra's converter points
+// them at a root it does not write), and when the control dependencies close a cycle with the
+// data dependencies, all of them are dropped and the order is the data dependencies' alone.  The
+// report counts both.
 // - A graph luwusim wrote (metadata "luwusim.model"): the trace is rebuilt from the attributes,
 //   checked as a trace file is (trace_from_json); the COMM_COLL_NODEs are dropped: the training
 //   system under simulation issues its own collectives.
@@ -32,7 +37,8 @@
 //   "is_cpu_op" false, which Chakra's feeder reads as true when absent) with a duration_micros are
 //   the measured kernels, named and matched to the trace's kernels by the rule of kernel_times.hpp.
 //   CPU nodes, collectives (the system issues its own; their count and bytes are reported),
-//   send/receive, memory and metadata nodes are dropped.
+//   send/receive, memory and metadata nodes are dropped.  A graph with no GPU compute node (a
+//   host-only trace) times nothing and is refused.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -95,6 +101,8 @@ struct ChakraImportReport {
                                              // against a data-parallel graph's all-reduce bytes
   std::size_t other_nodes_dropped = 0;       // send/recv, memory, metadata, ...
   std::size_t unmeasured_compute_nodes = 0;  // a foreign graph's GPU compute nodes without a duration
+  std::size_t ctrl_deps_unresolved = 0;      // control dependencies on nodes not in the file, dropped
+  std::size_t ctrl_deps_cyclic = 0;          // control dependencies dropped as they closed a cycle
   std::optional<KernelTimesReport> kernel_times;  // a foreign graph's compute nodes as measured kernels
 };
 

@@ -185,8 +185,12 @@ TEST_CASE("bad Chakra graphs are refused with the file and the JSON path") {
   CHECK(import_error(std::string(kMeta) + R"({"id": "1", )" + comp + R"(, "dataDeps": ["7"]})", std::pair{tiny_gpt(), training(1, 64, 1, false)})
             .find("$[1].dataDeps[0]") != std::string::npos);
   CHECK(import_error(std::string(kMeta) + R"({"id": "1", )" + comp + R"(, "dataDeps": ["2"]})" + R"({"id": "2", )" + comp +
-                     R"(, "ctrlDeps": ["1"]})", std::pair{tiny_gpt(), training(1, 64, 1, false)})
-            .find("dependency cycle") != std::string::npos);
+                     R"(, "dataDeps": ["1"]})", std::pair{tiny_gpt(), training(1, 64, 1, false)})
+            .find("on a cycle of data dependencies") != std::string::npos);
+  // Only CPU nodes: nothing to time.
+  CHECK(import_error(std::string(kMeta) + R"({"id": "1", )" + comp + R"(, "durationMicros": "5"})",
+                     std::pair{tiny_gpt(), training(1, 64, 1, false)})
+            .find("no GPU compute node: a host-only graph (1 CPU nodes, 0 collectives)") != std::string::npos);
   // Not luwusim's, and no model named: the metadata says why.
   const std::string foreign = import_error(std::string(kMeta) + R"({"id": "1", )" + comp + "}");
   CHECK(foreign.find("chakra-bad.json") != std::string::npos);
@@ -201,6 +205,31 @@ TEST_CASE("bad Chakra graphs are refused with the file and the JSON path") {
   CHECK(import_error(std::string(kMeta) + R"({"id": "1", "colour": 3})", std::pair{tiny_gpt(), training(1, 64, 1, false)})
             .find("$[1].colour") != std::string::npos);
   CHECK(import_error(std::string(kMeta) + "{\"id\": ").find("$[1]") != std::string::npos);
+}
+
+TEST_CASE("control dependencies as Chakra's converter writes them: a root not in the file, and a cycle, are dropped") {
+  // Three GPU GEMMs in data order 1 -> 2 -> 3; each names control root 0, which the file lacks, and
+  // node 1 waits (by control) for node 3: a cycle with the data dependencies.
+  const std::string gpu = R"("type": "COMP_NODE", "attr": [{"name": "is_cpu_op", "boolVal": false}])";
+  const std::string text = std::string(kMeta) + "\n" +
+                           R"({"id": "1", "name": "sm80_gemm_a", "ctrlDeps": ["0", "3"], "durationMicros": "5", )" + gpu + "}\n" +
+                           R"({"id": "2", "name": "sm80_gemm_b", "dataDeps": ["1"], "ctrlDeps": ["0"], "durationMicros": "6", )" +
+                           gpu + "}\n" +
+                           R"({"id": "3", "name": "sm80_gemm_c", "dataDeps": ["2"], "ctrlDeps": ["0", "2"], "durationMicros": "7", )" +
+                           gpu + "}\n";
+  const std::string file = "chakra-ctrl.json";
+  {
+    std::ofstream out(file);
+    out << text;
+  }
+  const ChakraImport imported = chakra_to_trace(load_chakra_json(file), std::pair{tiny_gpt(), training(1, 64, 1, false)});
+  std::remove(file.c_str());
+  CHECK(imported.report.ctrl_deps_unresolved == 3);  // the three on root 0
+  CHECK(imported.report.ctrl_deps_cyclic == 2);      // 1 on 3 closes a cycle: the resolvable ones go with it
+  CHECK(imported.report.compute_nodes == 3);
+  const Json j = chakra_import_report_to_json(imported.report);
+  CHECK(j["ctrl_deps_dropped_unresolved"] == 3);
+  CHECK(j["ctrl_deps_dropped_cyclic"] == 2);
 }
 
 TEST_CASE("a luwusim graph whose attributes break the trace is refused as the trace file would be") {
