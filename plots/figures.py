@@ -132,8 +132,10 @@ def _simulated_rows(lines):
 
 
 def throughput_vs_model_size(lines, out_dir, name="throughput_vs_model_size"):
-    """Grouped bars: tokens/s of each system for each model, log scale; "OOM" where a system's
-    state does not fit in GPU memory."""
+    """Tokens/s of each system for each model on a log scale, as markers (a bar's length means
+    nothing on a log axis), each system's points joined in model-size order; a variant of a system
+    has its marker hollow and its own line style; "OOM" where a system's state does not fit in GPU
+    memory."""
     title = "End-to-end training throughput vs model size"
     table, notes = _simulated_rows(lines)
     if not table:
@@ -156,7 +158,13 @@ def throughput_vs_model_size(lines, out_dir, name="throughput_vs_model_size"):
                 ys.append(match[0]["tokens_per_s"])
             else:
                 oom.append(x)
-        ax.bar(xs, ys, width, color=style.system_color(system), label=style.system_name(system))
+        # Systems drawn in one colour (a system's variants) apart: the first filled and solid, the
+        # others hollow, each with its own dashes.
+        shade = [t for t in systems[:k] if style.system_color(t) == style.system_color(system)]
+        dashes = ["-", "--", ":", "-."][len(shade) % 4]
+        ax.plot(xs, ys, color=style.system_color(system), label=style.system_name(system),
+                marker=style.system_marker(system), markersize=7, linewidth=1.2, linestyle=dashes,
+                markerfacecolor="white" if shade else style.system_color(system))
         for x in oom:
             ax.text(x, floor * 1.1, "OOM", rotation=90, ha="center", va="bottom", fontsize=7,
                     color=style.system_color(system))
