@@ -81,8 +81,7 @@ workloads::KernelProfile profile_for_gpu(const workloads::KernelProfile& profile
   std::optional<models::GpuSpec> from;
   for (const auto& name : models::shipped_profile_names()) {
     const models::Profile p = models::find_profile(name);
-    if (p.kind == "gpu" && gpu_difference(profiled, identify_gpu(name)).empty() &&
-        identify_gpu(name).product == profiled.product) {
+    if (p.kind == "gpu" && gpu_difference(profiled, identify_gpu(name)).empty()) {
       from = models::gpu_from_profile(p);
       break;
     }

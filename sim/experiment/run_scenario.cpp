@@ -31,12 +31,20 @@ std::string dollars(double usd) {
 
 }  // namespace
 
-SimulationCostEstimate estimate_simulation_cost(const Scenario& scenario) {
-  SimulationCostEstimate e;
-  // Folded, a system simulates fold_data_parallel of every data-parallel group's ranks.
+namespace {
+
+// Folded, a system simulates fold_data_parallel of every data-parallel group's ranks.
+long double simulated_gpus(const Scenario& scenario) {
   const long double fold =
       scenario.fold_data_parallel > 0 ? static_cast<long double>(scenario.layout.data) / scenario.fold_data_parallel : 1;
-  e.gpus = static_cast<long double>(scenario.topology.gpus().size()) / fold;
+  return static_cast<long double>(scenario.topology.gpus().size()) / fold;
+}
+
+}  // namespace
+
+SimulationCostEstimate estimate_simulation_cost(const Scenario& scenario) {
+  SimulationCostEstimate e;
+  e.gpus = simulated_gpus(scenario);
   // Every rank replays every kernel of its trace: one micro-batch's, grad_accum times, per GPU.
   workloads::TrainingConfig one_micro_batch = scenario.training;
   one_micro_batch.grad_accum = 1;
@@ -69,9 +77,7 @@ SimulationCostEstimate estimate_simulation_cost(const Scenario& scenario) {
 }
 
 void check_simulation_budget(const Scenario& scenario) {
-  const long double fold =
-      scenario.fold_data_parallel > 0 ? static_cast<long double>(scenario.layout.data) / scenario.fold_data_parallel : 1;
-  const auto gpus = static_cast<long double>(scenario.topology.gpus().size()) / fold;
+  const long double gpus = simulated_gpus(scenario);  // checked before any trace is generated
   if (gpus > kMaxSimulatedGpus)
     throw InputError(scenario.file, scenario.fold_data_parallel > 0 ? "$.simulation.fold_data_parallel" : "$.cluster",
                      fmt::format("{} GPUs to simulate: luwusim simulates at most {} GPUs in one process{}",
@@ -106,6 +112,11 @@ int data_parallel_per_server(const Scenario& scenario) {
 }  // namespace
 
 DetailedFlowEstimate estimate_detailed_flows(const Scenario& scenario, const System& system) {
+  return estimate_detailed_flows(scenario, system, scenario_stage_traces(scenario));
+}
+
+DetailedFlowEstimate estimate_detailed_flows(const Scenario& scenario, const System& system,
+                                             const std::vector<workloads::Trace>& stages) {
   const bool model_parallel = !scenario.layout.whole_model_per_gpu();
   DataParallelGroupShape shape;
   shape.ranks = model_parallel ? scenario.layout.data : static_cast<int>(scenario.topology.gpus().size());
@@ -117,7 +128,7 @@ DetailedFlowEstimate estimate_detailed_flows(const Scenario& scenario, const Sys
   DetailedFlowEstimate e;
   // Each stage's calls in each of its `tensor` groups (one trace, one group, without model parallelism).
   const long double groups = model_parallel ? scenario.layout.tensor : 1;
-  for (const auto& trace : scenario_stage_traces(scenario))
+  for (const auto& trace : stages)
     for (const CollectiveCall& call : system.collective_calls(trace)) {
       e.collectives += groups * call.count;
       e.detailed_flows += groups * flows_of_call(call, algorithm, CollectiveMode::Detailed, shape);
@@ -128,8 +139,9 @@ DetailedFlowEstimate estimate_detailed_flows(const Scenario& scenario, const Sys
 
 void check_detailed_budget(const Scenario& scenario, long double max_flows, const std::vector<SystemPtr>& systems) {
   if (scenario.mode != ModeChoice::Detailed) return;
+  const std::vector<workloads::Trace> stages = scenario_stage_traces(scenario);  // once, for every system
   for (const auto& system : systems.empty() ? scenario.systems : systems) {
-    const DetailedFlowEstimate e = estimate_detailed_flows(scenario, *system);
+    const DetailedFlowEstimate e = estimate_detailed_flows(scenario, *system, stages);
     if (e.detailed_flows <= max_flows) continue;
     throw InputError(scenario.file, "$.simulation.mode",
                      fmt::format("detailed collectives would simulate about {:.3g} flows for {} ({:.0f} data-parallel "

@@ -69,6 +69,9 @@ struct DetailedFlowEstimate {
   long double coarse_flows = 0;    // in coarse mode
 };
 DetailedFlowEstimate estimate_detailed_flows(const Scenario& scenario, const System& system);
+// The same over stage traces already made (scenario_stage_traces).
+DetailedFlowEstimate estimate_detailed_flows(const Scenario& scenario, const System& system,
+                                             const std::vector<workloads::Trace>& stages);
 // The most flows a detailed simulation may plan before it is refused, by default (RunOptions::
 // max_detailed_flows, `run --max-detailed-flows`), unless forced (RunOptions::force, `run --force`).  The paper scenario's estimate is about 22,000; 20 million take minutes
 // (docs/performance.md measures the simulator's flows per second).

@@ -15,6 +15,14 @@
 namespace luwu::sim {
 namespace {
 
+// Whether a gather stays inside the server: every one with the partition there, the backward
+// pass's (recompute and backward) with a secondary partition there.
+bool gathers_in_server(const Zero3Wire& wire, const workloads::Trace& trace, const ParamFetchPlan& plan,
+                       const ParamGather& gather) {
+  return wire.partition_in_server ||
+         (wire.backward_gathers_in_server && trace.ops[plan.uses[gather.first_use].op].kind != workloads::OpKind::Forward);
+}
+
 class Zero3Schedule : public Schedule {
  public:
   Zero3Schedule(const Zero3Settings& settings, const Zero3Wire& wire, const workloads::Trace& trace)
@@ -37,9 +45,7 @@ class Zero3Schedule : public Schedule {
       const ParamGather& gather = plan_.gathers[g];
       const std::string label = param_use_label(trace, plan_, gather.first_use);
       const auto params = static_cast<double>(gather.params);
-      const bool in_server = wire_.partition_in_server || (wire_.backward_gathers_in_server &&
-                                                           ops[plan_.uses[gather.first_use].op].kind != workloads::OpKind::Forward);
-      if (in_server)
+      if (gathers_in_server(wire_, trace, plan_, gather))
         return ParamFetchReplay::Issued{nullptr, enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGatherInServer,
                                                                         "zero3-ag-server", params * element,
                                                                         "all-gather in server " + label)};
@@ -112,9 +118,7 @@ std::vector<CollectiveCall> zero3_collective_calls(const Zero3Settings& settings
   const double element = workloads::bytes_per_element(trace.training.dtype);
   std::vector<CollectiveCall> calls;
   for (const ParamGather& gather : plan.gathers) {
-    const bool in_server = wire.partition_in_server ||
-                           (wire.backward_gathers_in_server && trace.ops[plan.uses[gather.first_use].op].kind != workloads::OpKind::Forward);
-    calls.push_back({in_server ? CollectiveOp::AllGatherInServer : CollectiveOp::AllGather,
+    calls.push_back({gathers_in_server(wire, trace, plan, gather) ? CollectiveOp::AllGatherInServer : CollectiveOp::AllGather,
                      static_cast<double>(gather.params) * element, 1});
   }
   for (const auto& op : trace.ops) {
