@@ -77,12 +77,13 @@ def _no_data(out_dir, name, title, notes):
                    out_dir, name)
 
 
-def missing_results(out_dir, name, sweep, results_file, command):
-    """The panel of a figure whose results file does not exist: which sweep is missing and how to
-    run it."""
+def missing_results(out_dir, name, sweep, results_file, command, files=1):
+    """The panel of a figure whose results file (or `files` of them) does not exist: which sweep is
+    missing and the command that runs it."""
     title = name.replace("_", " ")
-    return _no_data(out_dir, name, title, [f"no results from the {sweep} sweep ({results_file} is missing)",
-                                           f"run: {command}, or plots/make_figures.py without --skip-runs"])
+    what = f"{results_file} {'is' if files == 1 else 'are'} missing"
+    return _no_data(out_dir, name, title, [f"no results from the {sweep} sweep{'' if files == 1 else 's'} ({what})",
+                                           f"run: {command}"])
 
 
 def _systems(table):

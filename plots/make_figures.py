@@ -236,10 +236,13 @@ def draw(results_dir, out_dir, dirs, timeline_notes=()):
             present = [s for s in stem if os.path.exists(os.path.join(results_dir, s + ".jsonl"))]
             absent = [s for s in stem if s not in present]
             if not present:
+                # The slow sweeps run only with --scale-out; the others with any run without --skip-runs.
                 paths = figures.missing_results(
                     out_dir, figure, ", ".join(os.path.relpath(sweep_file(dirs, s), REPO) for s in stem),
                     ", ".join(s + ".jsonl" for s in stem),
-                    "make_figures.py --scale-out" if set(stem) <= SLOW_SWEEPS else "luwusim sweep on each of them")
+                    "/usr/bin/python3 plots/make_figures.py --scale-out (about half an hour on 2 cores)"
+                    if set(stem) <= SLOW_SWEEPS else "/usr/bin/python3 plots/make_figures.py (without --skip-runs)",
+                    files=len(stem))
             else:
                 lines = [line for s in present for line in read_lines(os.path.join(results_dir, s + ".jsonl"))]
                 missing = [f"no results from {os.path.relpath(sweep_file(dirs, s), REPO)} ({s}.jsonl is missing)"
@@ -251,7 +254,7 @@ def draw(results_dir, out_dir, dirs, timeline_notes=()):
         if not os.path.exists(results):
             path = os.path.relpath(sweep_file(dirs, stem), REPO)
             kind = next(k for s, _, k in SWEEPS if s == stem)
-            command = {"sweep": f"luwusim sweep {path} -o {stem}.jsonl",
+            command = {"sweep": f"luwusim sweep {path} -o {stem}.jsonl, or plots/make_figures.py without --skip-runs",
                        "memory": f"make_figures.py (luwusim memory on each point of {path})",
                        "all-reduce-bandwidth": f"luwusim all-reduce-bandwidth {path} {' '.join(ALL_REDUCE_ARGS)}"}[kind]
             paths = figures.missing_results(out_dir, figure, path, os.path.relpath(results, out_dir), command)

@@ -124,7 +124,9 @@ def _version(luwusim):
         return "unknown (no binary given)"
     try:
         r = subprocess.run([luwusim, "--version"], capture_output=True, text=True, timeout=10)
-        return (r.stdout or r.stderr).strip() or "unknown"
+        version = (r.stdout or r.stderr).strip()
+        # "luwusim 0.1.0": the header already names the program.
+        return version.removeprefix("luwusim ").strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
