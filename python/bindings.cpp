@@ -34,10 +34,11 @@ luwu::sim::ScenarioRun run(const std::string& scenario_json, const std::string& 
 }
 
 // Runs the sweep into `output` (JSON Lines, resumable as `luwusim sweep --resume`) and returns
-// its CSV.
+// its CSV.  `progress` (None, or a callable) gets {"done", "total", "failed", "running",
+// "elapsed_s"} at the start and whenever a point finishes.
 std::string sweep_csv(const std::string& base_json, const std::string& origin,
                       const std::vector<std::pair<std::string, std::vector<std::string>>>& axes, int jobs,
-                      const std::string& output, bool resume) {
+                      const std::string& output, bool resume, const py::object& progress) {
   luwu::sim::SweepDefinition sweep;
   sweep.base = luwu::parse_json_text(base_json, origin);
   sweep.base_file = origin;
@@ -54,6 +55,16 @@ std::string sweep_csv(const std::string& base_json, const std::string& origin,
   options.jobs = jobs;
   options.resume = resume;
   options.overwrite = !resume;
+  if (!progress.is_none()) {
+    auto last_done = std::make_shared<int>(-1);
+    options.progress = [progress, last_done](const luwu::sim::SweepProgress& p) {
+      if (p.done == *last_done) return;  // once per finished point, not every second
+      *last_done = p.done;
+      py::gil_scoped_acquire locked;  // the sweep runs with the GIL released
+      progress(py::dict(py::arg("done") = p.done, py::arg("total") = p.total, py::arg("failed") = p.failed,
+                        py::arg("running") = p.running, py::arg("elapsed_s") = p.elapsed_s));
+    };
+  }
   luwu::sim::SweepRunSummary summary;
   {
     py::gil_scoped_release unlocked;
@@ -89,5 +100,5 @@ PYBIND11_MODULE(_luwusim, m) {
       },
       py::arg("scenario_json"), py::arg("origin"), py::arg("systems"));
   m.def("sweep_csv", &sweep_csv, py::arg("base_json"), py::arg("origin"), py::arg("axes"), py::arg("jobs"),
-        py::arg("output"), py::arg("resume"));
+        py::arg("output"), py::arg("resume"), py::arg("progress") = py::none());
 }

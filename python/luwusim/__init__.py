@@ -119,18 +119,27 @@ def run_frame(scenario, systems=None):
     return pandas.read_csv(io.StringIO(_luwusim.run_csv(text, origin, _systems(systems))))
 
 
-def sweep(base, axes, jobs=0, output=None, resume=False):
+def _print_progress(p):
+    import sys
+    print(f"luwusim.sweep: {p['done']}/{p['total']} points, {p['failed']} failed, {p['running']} running, "
+          f"{p['elapsed_s']:.0f} s elapsed", file=sys.stderr, flush=True)
+
+
+def sweep(base, axes, jobs=0, output=None, resume=False, progress=True):
     """Runs the cartesian product of `axes` ({"dotted.key": [values]}, as `luwusim sweep --set`)
     over the base scenario, in `jobs` processes (0: one per CPU), and returns the sweep's CSV as a
     pandas DataFrame (one row per point and system).  `output` keeps the JSON Lines results
-    (resumable with resume=True or `luwusim sweep --resume`); by default a temporary file."""
+    (resumable with resume=True or `luwusim sweep --resume`); by default a temporary file.
+    `progress`: True prints a line to stderr at the start and as each point finishes, False nothing,
+    a callable gets {"done", "total", "failed", "running", "elapsed_s"} instead."""
     import pandas
+    report = _print_progress if progress is True else (progress or None)
     text, origin = _scenario_text(base)
     axis_list = [(key, [_json_text(v, f"axis {key}") for v in (values if isinstance(values, list) else [values])])
                  for key, values in axes.items()]
     if output is not None:
-        csv = _luwusim.sweep_csv(text, origin, axis_list, jobs, os.fspath(output), resume)
+        csv = _luwusim.sweep_csv(text, origin, axis_list, jobs, os.fspath(output), resume, report)
     else:
         with tempfile.TemporaryDirectory(prefix="luwusim-sweep-") as folder:
-            csv = _luwusim.sweep_csv(text, origin, axis_list, jobs, os.path.join(folder, "results.jsonl"), False)
+            csv = _luwusim.sweep_csv(text, origin, axis_list, jobs, os.path.join(folder, "results.jsonl"), False, report)
     return pandas.read_csv(io.StringIO(csv))

@@ -66,6 +66,16 @@ class SweepTest(unittest.TestCase):
         got = [t for t in row["iteration_time_s"] if abs(t - expected) <= 1e-12 * expected]
         self.assertEqual(len(got), 1, f"{expected} not among {list(row['iteration_time_s'])}")
 
+    def test_a_sweep_reports_its_progress_point_by_point(self):
+        seen = []
+        frame = luwusim.sweep(tiny(), {"cluster.workers": [2, 4, 8]}, jobs=1, progress=seen.append)
+        self.assertEqual(len(frame), 6)
+        # One report at the start, then one per finished point, the last with all three done.
+        self.assertEqual([p["done"] for p in seen], [0, 1, 2, 3])
+        self.assertEqual({p["total"] for p in seen}, {3})
+        self.assertEqual(seen[-1]["failed"], 0)
+        self.assertEqual(seen[-1]["running"], 0)
+
     def test_results_kept_in_a_file_resume(self):
         import tempfile
         with tempfile.TemporaryDirectory() as folder:
