@@ -42,6 +42,30 @@ long double simulated_gpus(const Scenario& scenario) {
 
 }  // namespace
 
+std::string fold_inexactness(const Scenario& scenario) {
+  if (scenario.fold_data_parallel <= 0 || scenario.fold_data_parallel >= scenario.layout.data) return "";
+  const luwu::Json& c = scenario.cluster;
+  const std::string topology = c.is_object() && c.contains("topology") && c.at("topology").is_string()
+                                   ? c.at("topology").get<std::string>()
+                                   : "";
+  auto number = [&](const char* key, double otherwise) {
+    return c.is_object() && c.contains(key) && c.at(key).is_number() ? c.at(key).get<double>() : otherwise;
+  };
+  if (topology == "fat-tree") {
+    if (number("oversubscription", 1) > 1)
+      return "the leaves' uplinks are oversubscribed: the ranks left out would share them";
+    if (scenario.routing != topologies::RouteChoice::Spray)
+      return "ECMP (or single-path) routing puts the whole group's flows on shared spine links, which the ranks left "
+             "out would load (folded runs measured 15-59% fast); \"routing\": \"spray\" makes the fold exact";
+    return "";
+  }
+  if (topology == "luwu-star" && number("racks", 1) > 1)
+    return "the racks' trunks carry flows of the ranks left out (ring steps between racks, pipeline transfers)";
+  if (topology == "wan") return "the wide-area links carry flows of the ranks left out";
+  if (topology != "luwu-star" && topology != "dgx") return "a network whose shared links luwusim cannot judge";
+  return "";
+}
+
 SimulationCostEstimate estimate_simulation_cost(const Scenario& scenario) {
   SimulationCostEstimate e;
   e.gpus = simulated_gpus(scenario);
@@ -224,8 +248,12 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
                                                                                    : "single-path"}};
   if (scenario.flow_splitting > 1) run.summary["flow_splitting"] = scenario.flow_splitting;
   if (scenario.prices_by_default) run.summary["prices_by_default"] = true;  // no "prices" in the scenario
-  if (scenario.fold_data_parallel > 0)
+  if (scenario.fold_data_parallel > 0) {
     run.summary["folding"] = {{"data_parallel", layout.data}, {"simulated_data_parallel", scenario.fold_data_parallel}};
+    const std::string inexact = fold_inexactness(scenario);
+    run.summary["folding"]["exact"] = inexact.empty();
+    if (!inexact.empty()) run.summary["folding"]["not_exact_because"] = inexact;
+  }
   if (scenario.trace) run.summary["trace"] = scenario.trace_file;
   if (!layout.whole_model_per_gpu()) run.summary["parallelism"] = workloads::layout_to_json(layout);
   if (kernel_times) run.summary["kernel_times"] = workloads::kernel_times_to_json(*kernel_times);
@@ -339,9 +367,14 @@ std::string run_to_table(const ScenarioRun& run) {
                        l.at("data").get<int>(), l.at("sequence_parallel").get<bool>() ? ", sequence parallel" : "");
   }
   out << fmt::format("collectives simulated in {} mode", s.at("collective_mode").get<std::string>());
-  if (s.contains("folding"))
+  if (s.contains("folding")) {
     out << fmt::format("; {} ranks of each data-parallel group of {} simulated for all of it, in the systems that fold",
                        s.at("folding").at("simulated_data_parallel").get<int>(), s.at("folding").at("data_parallel").get<int>());
+    if (s.at("folding").contains("not_exact_because"))
+      out << fmt::format("\nfolding is not exact here, the folded times are optimistic: {}; remove "
+                         "simulation.fold_data_parallel to simulate every rank",
+                         s.at("folding").at("not_exact_because").get<std::string>());
+  }
   out << "\n\n";
   std::size_t w = 20;  // the system column fits the longest label
   for (const auto& r : run.results) w = std::max(w, r.system.size());

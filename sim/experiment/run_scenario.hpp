@@ -56,6 +56,14 @@ inline constexpr long double kMaxEstimatedSimulationSeconds = 1800;
 inline constexpr long double kMaxEstimatedSimulationBytes = 16e9;
 void check_simulation_budget(const Scenario& scenario);
 
+// Why folding (simulation.fold_data_parallel) is not exact on this scenario's network, or "":
+// it is exact where a simulated rank's flows meet only links that the ranks it stands for do not
+// use (one switch, or a full-bisection fat-tree whose flows are sprayed over every route,
+// docs/performance.md "Folding").  Elsewhere the ranks left out would load links the simulated
+// ones share (spines under ECMP, oversubscribed leaf uplinks, rack trunks, wide-area links) and
+// the folded time is optimistic; `run` says so beside the result.
+std::string fold_inexactness(const Scenario& scenario);
+
 // What detailed collectives would cost (Scenario::collective_mode, collectives.hpp): the flows of
 // the data-parallel collectives one system's simulation makes, counted as it will run them
 // (sim/systems/collective_calls.hpp): the system's own calls per iteration (System::collective_calls:

@@ -21,6 +21,7 @@
 #include "sim/engine/collectives.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/experiment/isolated_run.hpp"
+#include "sim/experiment/run_scenario.hpp"
 #include "sim/experiment/scenario.hpp"
 #include "sim/experiment/simulate.hpp"
 #include "tests/sim/sim_test_support.hpp"
@@ -365,4 +366,22 @@ TEST_CASE("a scenario's simulation.fold_data_parallel: at most the group, either
   CHECK(failure({{"fold_data_parallel", 0}}).starts_with("$.simulation.fold_data_parallel"));
   const auto coarse = sim::scenario_from_json(JsonNode(scenario({{"fold_data_parallel", 4}, {"mode", "coarse"}}), "fold.json"));
   CHECK(coarse.collective_mode() == sim::CollectiveMode::Coarse);
+}
+
+TEST_CASE("a fold says where it is not exact (shared spines, oversubscribed leaves, rack trunks) and is exact on one switch and on sprayed full-bisection fat-trees") {
+  auto why = [](const std::string& cluster, const std::string& routing = "") {
+    Json j = Json::parse(R"({"name": "fold", "model": "gpt3-125m", "training": {"micro_batch": 1, "seq_len": 256},
+                             "systems": ["ddp"]})");
+    j["cluster"] = Json::parse(cluster);
+    j["simulation"] = {{"fold_data_parallel", 4}};
+    if (!routing.empty()) j["simulation"]["routing"] = routing;
+    return sim::fold_inexactness(sim::scenario_from_json(JsonNode(j, "fold.json")));
+  };
+  CHECK(why(R"({"topology": "luwu-star", "workers": 8})").empty());
+  CHECK(why(R"({"topology": "dgx", "servers": 4, "gpus_per_server": 2})").empty());
+  CHECK(why(R"({"topology": "fat-tree", "servers": 16, "gpus_per_server": 2})", "spray").empty());
+  CHECK(why(R"({"topology": "fat-tree", "servers": 16, "gpus_per_server": 2})").find("shared spine links") != std::string::npos);
+  CHECK(why(R"({"topology": "fat-tree", "servers": 16, "gpus_per_server": 2, "oversubscription": 4})", "spray")
+            .find("oversubscribed") != std::string::npos);
+  CHECK(why(R"({"topology": "luwu-star", "workers": 8, "racks": 2})").find("trunks") != std::string::npos);
 }
