@@ -18,6 +18,7 @@ import json
 import math
 import os
 import stat
+import sys
 import tempfile
 
 from . import _luwusim
@@ -120,7 +121,6 @@ def run_frame(scenario, systems=None):
 
 
 def _print_progress(p):
-    import sys
     print(f"luwusim.sweep: {p['done']}/{p['total']} points, {p['failed']} failed, {p['running']} running, "
           f"{p['elapsed_s']:.0f} s elapsed", file=sys.stderr, flush=True)
 

@@ -1,5 +1,6 @@
 #include "sim/experiment/kernel_profile_check.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <vector>
