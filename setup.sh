@@ -23,6 +23,7 @@ packages=(
   libsimgrid-dev          # the simulation engine
   libjemalloc-dev         # the allocator the simulating binaries link (CMakeLists.txt)
   libboost-graph-dev      # cluster graphs
+  libprotobuf-dev protobuf-compiler   # Chakra .et traces (workloads/chakra_et.proto)
   nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
   python3 python3-matplotlib   # plots, drawn with Debian's system Python
   python3-dev pybind11-dev python3-pandas   # the Python module (python/)

@@ -9,7 +9,7 @@
 
 #include "cli/command_registry.hpp"
 #include "common/units.hpp"
-#include "workloads/chakra_json.hpp"
+#include "workloads/chakra_et.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/stage_trace.hpp"
 #include "workloads/trace.hpp"
@@ -154,7 +154,7 @@ int run_show(const std::string& file, bool json) {
 int run_export_chakra(const std::string& file, const std::string& output) {
   const Trace trace = load_trace(file);
   const ChakraGraph graph = trace_to_chakra(trace);
-  save_chakra_json(graph, output);
+  save_chakra(graph, output);
   std::size_t collectives = 0;
   for (const auto& n : graph.nodes) collectives += n.type == ChakraNodeType::CommColl;
   std::cerr << fmt::format("wrote {}: {} Chakra nodes ({} kernels, {} gradient all-reduce hints)\n", output,
@@ -164,7 +164,7 @@ int run_export_chakra(const std::string& file, const std::string& output) {
 
 // A foreign graph needs the model and training settings it is of (--model and the gen flags).
 int run_import_chakra(const std::string& file, const GenOptions& o, bool json_report) {
-  const ChakraGraph graph = load_chakra_json(file);
+  const ChakraGraph graph = load_chakra(file);
   std::optional<std::pair<ModelConfig, TrainingConfig>> workload;
   if (!o.model.empty()) {
     ModelConfig model = resolve_model(o.model);
@@ -249,16 +249,16 @@ const bool registered = luwu::cli::register_command(
 
       auto export_in = std::make_shared<std::string>(), export_out = std::make_shared<std::string>();
       CLI::App* export_cmd = app.add_subcommand(
-          "export-chakra", "Write a trace as a Chakra execution trace, JSON form (docs/traces.md)");
+          "export-chakra", "Write a trace as a Chakra execution trace: .et (protobuf) or JSON, by the output's name (docs/traces.md)");
       export_cmd->add_option("trace", *export_in, "luwusim trace file")->required();
-      export_cmd->add_option("-o,--output", *export_out, "Chakra JSON file to write")->required();
+      export_cmd->add_option("-o,--output", *export_out, "Chakra file to write: NAME.et for the protobuf form ASTRA-sim reads, any other name for JSON")->required();
 
       auto import_in = std::make_shared<std::string>();
       auto import_opts = std::make_shared<GenOptions>();
       auto import_json = std::make_shared<bool>(false);
       CLI::App* import_cmd = app.add_subcommand(
-          "import-chakra", "Read a Chakra execution trace (JSON form) as a luwusim trace (docs/traces.md)");
-      import_cmd->add_option("chakra", *import_in, "Chakra JSON file (chakra_jsonizer's output, or luwusim's)")->required();
+          "import-chakra", "Read a Chakra execution trace (.et, .et.gz or JSON) as a luwusim trace (docs/traces.md)");
+      import_cmd->add_option("chakra", *import_in, "Chakra file: .et or .et.gz (protobuf, as Chakra's converter writes), or JSON (chakra_jsonizer's output, the feeder's workload_graph form, or luwusim's)")->required();
       import_cmd->add_option("-o,--output", import_opts->output, "Trace file to write")->required();
       import_cmd->add_option("--model", import_opts->model,
                              "For a graph luwusim did not write: the model it is of (catalog name or JSON file)");

@@ -1,6 +1,8 @@
-// libFuzzer target: `trace import-chakra`'s door (workloads::load_chakra_json, either JSON form:
-// one array or the jsonizer's sequence of objects), fed through a real file as the command reads
-// it, then chakra_to_trace for a 2-block GPT (what a foreign graph's kernels are matched against).
+// libFuzzer target: `trace import-chakra`'s door, fed through a real file as the command reads it:
+// the same bytes once as JSON (load_chakra_json: an array, the jsonizer's sequence of objects or
+// the feeder's workload_graph object) and once as a binary .et (load_chakra_et: varint-delimited
+// protobuf, gzipped or not), then chakra_to_trace for a 2-block GPT (what a foreign graph's
+// kernels are matched against).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -10,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/input_error.hpp"
-#include "workloads/chakra_json.hpp"
+#include "workloads/chakra_et.hpp"
 #include "workloads/model_catalog.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -22,18 +24,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     training.seq_len = 64;
     return std::pair{model, training};
   }();
-  std::string path = "/tmp/luwusim-fuzz-chakra-XXXXXX.json";
-  const int fd = ::mkstemps(path.data(), 5);
-  if (fd < 0) return 0;
-  const bool written = ::write(fd, data, size) == static_cast<ssize_t>(size);
-  ::close(fd);
-  if (written) {
-    try {
-      luwu::workloads::chakra_to_trace(luwu::workloads::load_chakra_json(path), workload);
-    } catch (const luwu::InputError&) {
-    } catch (const std::invalid_argument&) {
+  for (const char* suffix : {".json", ".et"}) {
+    std::string path = std::string("/tmp/luwusim-fuzz-chakra-XXXXXX") + suffix;
+    const int fd = ::mkstemps(path.data(), static_cast<int>(std::string(suffix).size()));
+    if (fd < 0) return 0;
+    const bool written = ::write(fd, data, size) == static_cast<ssize_t>(size);
+    ::close(fd);
+    if (written) {
+      try {
+        luwu::workloads::chakra_to_trace(luwu::workloads::load_chakra(path), workload);
+      } catch (const luwu::InputError&) {
+      } catch (const std::invalid_argument&) {
+      }
     }
+    ::unlink(path.c_str());
   }
-  ::unlink(path.c_str());
   return 0;
 }

@@ -165,6 +165,7 @@ ChakraNode node_from_json(const JsonNode& n) {
   node.data_deps = ids_of(field(n, "data_deps"));
   if (const auto v = field(n, "start_time_micros")) node.start_time_micros = u64_of(*v);
   if (const auto v = field(n, "duration_micros")) node.duration_micros = u64_of(*v);
+  if (const auto inputs = field(n, "inputs"); inputs && inputs->has("shapes")) node.input_shapes = inputs->at("shapes").as_string();
   node.attrs = attrs_from_json(n);
   return node;
 }
@@ -295,10 +296,61 @@ Json u64(std::uint64_t v) { return Json(v); }
 
 const ChakraAttr* ChakraNode::attr(const std::string& n) const { return find_attr(attrs, n); }
 
+namespace {
+
+// Chakra's older JSON form, which its feeder reads (src/feeder/json_node.cpp): one object,
+// {"workload_graph": [node, ...]}, each node {"Id", "Name", "NodeType" (a number), "is_cpu_op",
+// "runtime" (its duration in microseconds), "data_deps"} and, on communication nodes,
+// "tensor_size", "comm_type", "comm_priority", "comm_size", "comm_src", "comm_dst", "comm_tag"
+// (older files: "involved_dim", "involved_dim_size").  No metadata, no control dependencies.
+// The extra fields become the attributes the protobuf form names the same way.
+ChakraGraph chakra_from_workload_graph(const JsonNode& root) {
+  root.only_keys({"workload_graph"});
+  ChakraGraph g;
+  g.file = root.file();
+  const JsonNode nodes = root.at("workload_graph");
+  nodes.expect_array();
+  static const std::vector<std::pair<std::string, std::string>> attr_fields = {
+      {"tensor_size", "uint64_val"}, {"comm_type", "int64_val"}, {"comm_priority", "int32_val"},
+      {"comm_size", "int64_val"},    {"comm_src", "int32_val"},  {"comm_dst", "int32_val"},
+      {"comm_tag", "int32_val"},     {"involved_dim_size", "int32_val"}};
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const JsonNode n = nodes.at(i);
+    std::vector<std::string> known = {"Id", "Name", "NodeType", "is_cpu_op", "runtime", "data_deps", "involved_dim"};
+    for (const auto& [key, f] : attr_fields) known.push_back(key);
+    n.only_keys(known);
+    ChakraNode node;
+    node.path = n.path();
+    if (!n.has("Id")) n.fail("a node needs its \"Id\"");
+    node.id = u64_of(n.at("Id"));
+    node.name = n.get_string("Name", "");
+    if (n.has("NodeType"))
+      node.type = static_cast<ChakraNodeType>(
+          n.at("NodeType").as_int(0, static_cast<std::int64_t>(node_type_names().size()) - 1));
+    if (n.has("runtime")) node.duration_micros = u64_of(n.at("runtime"));
+    node.data_deps = ids_of(n.has("data_deps") ? std::optional<JsonNode>(n.at("data_deps")) : std::nullopt);
+    if (n.has("is_cpu_op")) node.attrs.push_back({"is_cpu_op", "bool_val", n.at("is_cpu_op").as_bool(), n.at("is_cpu_op").path()});
+    for (const auto& [key, f] : attr_fields)
+      if (n.has(key)) node.attrs.push_back({key, f, scalar_of(n.at(key), f), n.at(key).path()});
+    if (n.has("involved_dim")) {
+      ChakraAttr a{"involved_dim", "bool_list", Json::array(), n.at("involved_dim").path()};
+      const JsonNode dims = n.at("involved_dim");
+      for (std::size_t d = 0; d < dims.size(); ++d) a.value.push_back(dims.at(d).as_bool());
+      node.attrs.push_back(std::move(a));
+    }
+    g.nodes.push_back(std::move(node));
+  }
+  return g;
+}
+
+}  // namespace
+
 ChakraGraph chakra_from_json_objects(const std::vector<Json>& objects, const std::string& file) {
   ChakraGraph g;
   g.file = file;
   if (objects.empty()) throw InputError(file, "", "empty: a Chakra trace starts with its GlobalMetadata");
+  if (objects.size() == 1 && objects[0].is_object() && objects[0].contains("workload_graph"))
+    return chakra_from_workload_graph(JsonNode(objects[0], file, "$"));
   const JsonNode meta(objects[0], file, "$[0]");
   meta.only_keys({"version", "attr"});
   g.version = meta.get_string("version", "");
@@ -345,6 +397,7 @@ std::string chakra_to_json_text(const ChakraGraph& g) {
     if (!n.data_deps.empty()) j["dataDeps"] = ids_to_json(n.data_deps);
     if (n.start_time_micros) j["startTimeMicros"] = std::to_string(n.start_time_micros);
     if (n.duration_micros) j["durationMicros"] = std::to_string(n.duration_micros);
+    if (!n.input_shapes.empty()) j["inputs"] = Json{{"shapes", n.input_shapes}};
     Json na = Json::array();
     for (const auto& a : n.attrs) na.push_back(attr_to_json(a));
     if (!na.empty()) j["attr"] = na;
@@ -532,6 +585,26 @@ Trace rebuild_trace(const ChakraGraph& g, const std::vector<std::size_t>& order,
   return trace_from_json(JsonNode(doc, g.file + " (its luwusim.* attributes as a luwusim trace)"));
 }
 
+// The multiply of a host node from its inputs.shapes (Chakra's converter writes Python's str() of the
+// operands' shapes, "[[2048, 768], [768, 3072]]", which JSON reads); none when the node is no
+// multiply or its shapes say nothing readable (they are evidence, not required).
+std::optional<ProfiledGemm> gemm_of_shapes(const ChakraNode& n) {
+  if (n.input_shapes.empty() || n.input_shapes.size() > 4096) return std::nullopt;
+  int depth = 0;
+  for (char c : n.input_shapes) {
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (depth > 3) return std::nullopt;
+  }
+  const Json shapes = Json::parse(n.input_shapes, nullptr, false);
+  if (shapes.is_discarded()) return std::nullopt;
+  // The converter numbers the parts of one host op: "aten::mm(0)", "aten::mm(1)".
+  std::string op = n.name;
+  if (const auto open = op.rfind('('); open != std::string::npos && op.ends_with(")") && open + 2 < op.size() &&
+      std::all_of(op.begin() + static_cast<std::ptrdiff_t>(open) + 1, op.end() - 1, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    op.erase(open);
+  return profiled_gemm(op, JsonNode(shapes, "", n.path + ".inputs.shapes"), n.path + ".inputs.shapes");
+}
+
 bool is_cpu_op(const ChakraNode& n, const std::string& file) {
   const ChakraAttr* a = n.attr("is_cpu_op");
   if (!a || a->field.empty()) return true;  // as Chakra's feeder reads a node without it
@@ -580,6 +653,9 @@ ChakraImport chakra_to_trace(const ChakraGraph& g, const std::optional<std::pair
     }
     if (is_cpu_op(n, g.file)) {
       ++result.report.cpu_nodes;
+      // A host matrix multiply that gives its operands' shapes: checked against the model's GEMMs
+      // as a Kineto profile's are (check_gemm_shapes).
+      if (auto gemm = gemm_of_shapes(n)) profile.gemm_ops.push_back(std::move(*gemm));
       continue;
     }
     if (n.duration_micros == 0) {
@@ -596,9 +672,13 @@ ChakraImport chakra_to_trace(const ChakraGraph& g, const std::optional<std::pair
   }
   if (result.report.compute_nodes + result.report.unmeasured_compute_nodes == 0)
     throw InputError(g.file, "",
-                     "no GPU compute node: a host-only graph (" + std::to_string(result.report.cpu_nodes) +
-                         " CPU nodes, " + std::to_string(result.report.collectives_dropped) +
-                         " collectives) times no kernel; give the GPU side's trace (Chakra's converter with the Kineto "
+                     std::string("no GPU compute node: ") +
+                         (result.report.cpu_nodes > 0 || result.report.collectives_dropped == 0 ? "a host-only graph ("
+                                                                                                : "a communication-only graph (") +
+                         std::to_string(result.report.cpu_nodes) + " CPU nodes, " +
+                         std::to_string(result.report.collectives_dropped) + " collectives, " +
+                         std::to_string(result.report.other_nodes_dropped) +
+                         " other nodes) times no kernel; give the GPU side's trace (Chakra's converter with the Kineto "
                          "trace merged in)");
   result.report.kernel_times = apply_kernel_times(result.trace, profile);
   result.report.trace_grad_bytes = grad_bytes(result.trace);

@@ -9,8 +9,8 @@
 // read as the same sequence.  JSON paths name the object by its place: "$[0]" is the metadata,
 // "$[5].attr[2].int64Val" an attribute of the fifth node.  Written: one object per line,
 // lowerCamelCase, 64-bit integers as strings (what google.protobuf.json_format.Parse reads back
-// into et_def's messages, e.g. to encode an .et file).  The protobuf (.et) form is not read or
-// written here (docs/traces.md says why).
+// into et_def's messages).  The binary form (.et) is read and written by chakra_et.hpp into the
+// same ChakraGraph.  The feeder's older form, one object {"workload_graph": [...]}, is read too.
 //
 // Export (trace_to_chakra): one COMP_NODE per kernel launch, in program order, each depending on
 // the one before (one compute stream); attributes "num_ops" (FLOPs, int64), "tensor_size" (bytes
@@ -70,6 +70,7 @@ struct ChakraNode {
   std::uint64_t start_time_micros = 0;
   std::uint64_t duration_micros = 0;
   std::vector<ChakraAttr> attrs;
+  std::string input_shapes;  // inputs.shapes, as Chakra's converter writes them ("[[2048, 768], ...]"); "" if none
   std::string path;  // where it was read ("$[3]"), for messages
 
   const ChakraAttr* attr(const std::string& name) const;

@@ -87,32 +87,11 @@ std::optional<std::vector<std::int64_t>> dims_of(const JsonNode& node) {
 
 // The matrix multiply of a host op that names its operands' shapes, or none.
 std::optional<ProfiledGemm> gemm_of(const JsonNode& e, std::size_t index) {
-  static const std::map<std::string, std::pair<int, int>> operands = {  // op -> (A, B) in Input Dims
-      {"aten::mm", {0, 1}}, {"aten::addmm", {1, 2}}, {"aten::bmm", {0, 1}}, {"aten::baddbmm", {1, 2}}, {"aten::linear", {0, 1}}};
-  if (!e.has("name") || !e.at("name").is_string()) return std::nullopt;
-  const auto op = operands.find(e.at("name").as_string());
-  if (op == operands.end() || !e.has("args") || !e.at("args").is_object() || !e.at("args").has("Input Dims")) return std::nullopt;
-  const JsonNode all = e.at("args").at("Input Dims");
-  if (!all.is_array() || all.size() <= static_cast<std::size_t>(std::max(op->second.first, op->second.second)))
+  if (!e.has("name") || !e.at("name").is_string() || !e.has("args") || !e.at("args").is_object() ||
+      !e.at("args").has("Input Dims"))
     return std::nullopt;
-  const auto a = dims_of(all.at(static_cast<std::size_t>(op->second.first)));
-  const auto b = dims_of(all.at(static_cast<std::size_t>(op->second.second)));
-  if (!a || !b || a->size() < 2 || b->size() < 2) return std::nullopt;
-  ProfiledGemm g;
-  g.op = op->first;
-  g.path = "$.traceEvents[" + std::to_string(index) + "]";
-  g.k = a->back();
-  // linear, mm and addmm fold A's leading dims into m (PyTorch flattens [b, s, h] to [b s, h]);
-  // bmm and baddbmm keep their batch apart, as attention's kernels do.
-  const bool batched = op->first == "aten::bmm" || op->first == "aten::baddbmm";
-  long double m = batched ? static_cast<long double>((*a)[a->size() - 2]) : 1;
-  if (!batched)
-    for (std::size_t i = 0; i + 1 < a->size(); ++i) m *= static_cast<long double>((*a)[i]);
-  if (m > 1099511627776.0L) return std::nullopt;
-  g.m = static_cast<std::int64_t>(m);
-  // linear's weight is [n, k]; the others' B is [(batch,) k, n].
-  g.n = op->first == "aten::linear" ? (*b)[b->size() - 2] : b->back();
-  return g;
+  return profiled_gemm(e.at("name").as_string(), e.at("args").at("Input Dims"),
+                       "$.traceEvents[" + std::to_string(index) + "].args.Input Dims");
 }
 
 // "ProfilerStep#12" -> 12; -1 for any other name.
@@ -142,6 +121,34 @@ std::string device_name_of(const JsonNode& root, std::optional<std::int64_t> dev
 }
 
 }  // namespace
+
+std::optional<ProfiledGemm> profiled_gemm(const std::string& op_name, const JsonNode& all, const std::string& path) {
+  static const std::map<std::string, std::pair<int, int>> operands = {  // op -> (A, B) in Input Dims
+      {"aten::mm", {0, 1}}, {"aten::addmm", {1, 2}}, {"aten::bmm", {0, 1}}, {"aten::baddbmm", {1, 2}}, {"aten::linear", {0, 1}}};
+  const auto op = operands.find(op_name);
+  if (op == operands.end()) return std::nullopt;
+  if (!all.is_array() || all.size() <= static_cast<std::size_t>(std::max(op->second.first, op->second.second)))
+    return std::nullopt;
+  const auto a = dims_of(all.at(static_cast<std::size_t>(op->second.first)));
+  const auto b = dims_of(all.at(static_cast<std::size_t>(op->second.second)));
+  if (!a || !b || a->size() < 2 || b->size() < 2) return std::nullopt;
+  ProfiledGemm g;
+  g.op = op->first;
+  g.path = path;
+  g.k = a->back();
+  // linear, mm and addmm fold A's leading dims into m (PyTorch flattens [b, s, h] to [b s, h]);
+  // bmm and baddbmm keep their batch apart, as attention's kernels do.
+  const bool batched = op->first == "aten::bmm" || op->first == "aten::baddbmm";
+  long double m = batched ? static_cast<long double>((*a)[a->size() - 2]) : 1;
+  if (!batched)
+    for (std::size_t i = 0; i + 1 < a->size(); ++i) m *= static_cast<long double>((*a)[i]);
+  if (m > 1099511627776.0L) return std::nullopt;
+  g.m = static_cast<std::int64_t>(m);
+  // linear's weight is [n, k]; the others' B is [(batch,) k, n].
+  g.n = op->first == "aten::linear" ? (*b)[b->size() - 2] : b->back();
+  return g;
+}
+
 
 KernelProfile kineto_profile_from_json(const JsonNode& root, const KinetoOptions& options) {
   KernelProfile profile;

@@ -38,6 +38,7 @@
 // and every kernel on a stream that runs a communication kernel is communication too (NCCL's
 // and DeepEP's helper kernels run on their streams).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,9 +65,14 @@ struct ProfiledKernel {
 // into m, bmm's batch left out (as luwusim's attention kernels count it apart).
 struct ProfiledGemm {
   std::string op;    // "aten::mm"
-  std::string path;  // "$.traceEvents[12]"
+  std::string path;  // where its shapes were read: "$.traceEvents[12].args.Input Dims"
   std::int64_t m = 0, n = 0, k = 0;
 };
+
+// The multiply of host op `op` ("aten::addmm") from its operands' dims (an array of arrays, as
+// Kineto's "Input Dims" and Chakra's inputs.shapes give them); none for another op or dims that do
+// not make one.  `path` says where the op was read.
+std::optional<ProfiledGemm> profiled_gemm(const std::string& op, const luwu::JsonNode& input_dims, const std::string& path);
 
 struct KinetoOptions {
   int step = -1;  // the ProfilerStep# number to use; -1: the median step

@@ -53,7 +53,7 @@ void check_gemm_shapes(const Trace& trace, const KernelProfile& profile) {
     std::array<std::int64_t, 3> d{g.m, g.n, g.k};
     std::sort(d.begin(), d.end());
     if (shapes.count(d)) continue;
-    throw luwu::InputError(profile.file, g.path + ".args.Input Dims",
+    throw luwu::InputError(profile.file, g.path,
                            fmt::format("the profile's {} multiplies {} x {} by {} x {}: no matrix multiply of {} at micro-batch "
                                        "{} and sequence {} has these dimensions; a profile of another model or batch",
                                        g.op, g.m, g.k, g.k, g.n, trace.model.name, trace.training.micro_batch,
@@ -129,6 +129,15 @@ KernelTimesReport apply_kernel_times(Trace& trace, const KernelProfile& profile)
   }
   for (const auto& op : trace.ops)
     for (const auto& k : trace.kernels_of(op)) ++(k.measured_s > 0 ? report.measured_launches : report.analytic_launches);
+  // Given and used for nothing is not a measurement: a CPU-only profile (no CUDA activities), or
+  // one of communication and copies alone, would silently leave every kernel analytic.
+  if (report.measured_launches == 0)
+    throw luwu::InputError(profile.file, "",
+                           "times none of the trace's kernels: it holds " + std::to_string(profile.kernels.size()) +
+                               " GPU kernels in the step used, of which " + std::to_string(report.excluded_communication) +
+                               " communication, " + std::to_string(report.excluded_optimizer) + " optimizer and " +
+                               std::to_string(report.excluded_copies) +
+                               " memcpy/memset are left out; profile the GPU (CUDA activities) for the kernel times");
   return report;
 }
 

@@ -102,6 +102,9 @@ std::vector<HostileCase> hostile_cases() {
          write_text("hostile-deep.chakra.json",
                     "{\"version\": \"0.0.4\"}\n{\"id\": \"1\", \"attr\": " + nested(100000) + "}\n");
        }},
+      {"Chakra graph (`trace import-chakra`)", "an .et whose first message announces 256 MiB the file does not hold",
+       "trace import-chakra hostile-cut.et -o hostile-chakra-out.json", 2, "the message is cut off",
+       [] { write_text("hostile-cut.et", std::string("\x80\x80\x80\x80\x01", 5) + "short"); }},
       {"search", "`/dev/zero`", "search /dev/zero", 2, "is not a regular file"},
       {"compare", "`/dev/zero`", "compare /dev/zero", 2, "is not a regular file"},
       {"`run --timeline`", "a folder that does not exist (was found only after simulating)",
@@ -164,7 +167,7 @@ TEST_CASE("hostile inputs: every door refuses them with its exit code and messag
   }
   for (const char* f : {"hostile-fifo", "hostile-big.json", "hostile-objects.json", "hostile-deep.json", "hostile-name.json", "hostile-efficiency.json",
                         "hostile-deep-sweep.json", "hostile-many.json", "hostile-cut.jsonl", "hostile-cut.csv", "hostile-fold.json", "hostile-cluster.json",
-                        "hostile-deep.chakra.json", "hostile-chakra-out.json"})
+                        "hostile-deep.chakra.json", "hostile-chakra-out.json", "hostile-cut.et"})
     std::remove(f);
   const std::string doc_path = std::string(LUWUSIM_SOURCE_DIR) + "/docs/hostile-inputs.md";
   const std::string page = render(cases);

@@ -190,7 +190,7 @@ TEST_CASE("bad Chakra graphs are refused with the file and the JSON path") {
   // Only CPU nodes: nothing to time.
   CHECK(import_error(std::string(kMeta) + R"({"id": "1", )" + comp + R"(, "durationMicros": "5"})",
                      std::pair{tiny_gpt(), training(1, 64, 1, false)})
-            .find("no GPU compute node: a host-only graph (1 CPU nodes, 0 collectives)") != std::string::npos);
+            .find("no GPU compute node: a host-only graph (1 CPU nodes, 0 collectives, 0 other nodes)") != std::string::npos);
   // Not luwusim's, and no model named: the metadata says why.
   const std::string foreign = import_error(std::string(kMeta) + R"({"id": "1", )" + comp + "}");
   CHECK(foreign.find("chakra-bad.json") != std::string::npos);

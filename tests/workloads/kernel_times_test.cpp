@@ -283,3 +283,23 @@ TEST_CASE("a profile's host matrix multiplies must be the model's: the first tha
     CHECK(what.find("no matrix multiply of tiny-gpt at micro-batch 2 and sequence 256") != std::string::npos);
   }
 }
+
+TEST_CASE("a profile that times none of the trace's kernels (CPU only, or only NCCL and copies) is refused, with its counts") {
+  Trace trace = generate_trace(tiny_gpt(), tiny_training());
+  auto kernel = [](const std::string& name, int stream) {
+    return Json{{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"ts", 1.0}, {"dur", 3.0}, {"args", {{"device", 0}, {"stream", stream}}}};
+  };
+  const Json cpu_only = {{"traceEvents", Json::array({{{"ph", "X"}, {"cat", "cpu_op"}, {"name", "aten::mm"}, {"ts", 1.0}, {"dur", 1.0}}})}};
+  const Json comm_only = {{"traceEvents", Json::array({kernel("ncclDevKernel_AllReduce_Sum_f16_RING_LL", 7), kernel("Memcpy DtoD", 8)})}};
+  CHECK_THROWS_WITH_AS(apply_kernel_times(trace, kineto_profile_from_json(JsonNode(cpu_only, "cpu.json"))),
+                       doctest::Contains("cpu.json: times none of the trace's kernels: it holds 0 GPU kernels"), InputError);
+  const KernelProfile comm = kineto_profile_from_json(JsonNode(comm_only, "comm.json"));
+  std::string what;
+  try {
+    apply_kernel_times(trace, comm);
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  CHECK(what.find("comm.json: times none of the trace's kernels: it holds 2 GPU kernels in the step used, of which 1 "
+                  "communication, 0 optimizer and 1 memcpy/memset are left out") != std::string::npos);
+}
