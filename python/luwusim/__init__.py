@@ -21,7 +21,13 @@ import stat
 import sys
 import tempfile
 
-from . import _luwusim
+# Installed with pip, the package carries the shipped profiles and price lists (setup.py).
+_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+for _variable, _folder in (("LUWUSIM_PROFILE_DIR", "profiles"), ("LUWUSIM_PRICES_DIR", "prices")):
+    if not os.environ.get(_variable) and os.path.isdir(os.path.join(_DATA, _folder)):
+        os.environ[_variable] = os.path.join(_DATA, _folder)
+
+from . import _luwusim  # noqa: E402 (after the data folders are known)
 
 __all__ = ["run", "run_frame", "sweep", "InputError"]
 
@@ -113,9 +119,19 @@ def run(scenario, systems=None):
     return json.loads(_luwusim.run_json(text, origin, _systems(systems)))
 
 
+def _pandas():
+    """pandas, which run_frame and sweep return frames of (a dependency of the pip package)."""
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("luwusim.run_frame and luwusim.sweep return pandas DataFrames: install pandas "
+                          "(`pip install pandas`, or Debian's python3-pandas); luwusim.run needs none") from e
+    return pandas
+
+
 def run_frame(scenario, systems=None):
     """The same run as a pandas DataFrame: the columns of `luwusim run --csv`, one row per system."""
-    import pandas
+    pandas = _pandas()
     text, origin = _scenario_text(scenario)
     return pandas.read_csv(io.StringIO(_luwusim.run_csv(text, origin, _systems(systems))))
 
@@ -132,7 +148,7 @@ def sweep(base, axes, jobs=0, output=None, resume=False, progress=True):
     (resumable with resume=True or `luwusim sweep --resume`); by default a temporary file.
     `progress`: True prints a line to stderr at the start and as each point finishes, False nothing,
     a callable gets {"done", "total", "failed", "running", "elapsed_s"} instead."""
-    import pandas
+    pandas = _pandas()
     report = _print_progress if progress is True else (progress or None)
     text, origin = _scenario_text(base)
     axis_list = [(key, [_json_text(v, f"axis {key}") for v in (values if isinstance(values, list) else [values])])
