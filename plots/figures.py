@@ -40,14 +40,25 @@ def _notes_text(notes):
     return "\n".join("Note: " + n for n in notes)
 
 
+def note_font_pt(fig):
+    """The notes' size under a figure: 7.5 pt, or more where the figure is wider than the page."""
+    return max(7.5, style.font_floor_pt(fig))
+
+
+def notes_height(fig, n_lines):
+    """The share of the figure's height that n_lines of notes take (1.4 line spacing)."""
+    return n_lines * note_font_pt(fig) * 1.4 / 72 / fig.get_figheight()
+
+
 def _finish(fig, notes, out_dir, name):
-    """Lays the figure out with its notes under it and saves it."""
+    """Lays the figure out, fonts readable at page width, with its notes under it, and saves it."""
+    style.raise_small_fonts(fig)
     text = _notes_text(notes)
     n_lines = text.count("\n") + 1 if text else 0
-    bottom = 0.02 + 0.035 * n_lines
+    bottom = 0.02 + notes_height(fig, n_lines)
     fig.tight_layout(rect=(0, bottom, 1, 1))
     if text:
-        fig.text(0.01, 0.01, text, fontsize=7.5, va="bottom", ha="left", color="#444444", wrap=True)
+        fig.text(0.01, 0.01, text, fontsize=note_font_pt(fig), va="bottom", ha="left", color="#444444", wrap=True)
     return _save(fig, out_dir, name)
 
 
@@ -279,11 +290,12 @@ def iteration_breakdown(lines, out_dir, name="iteration_breakdown", panels_per_r
     fig.legend(handles=handles, loc="upper right", fontsize=7.5, ncol=3)
     fig.suptitle(f"{title}\n({_common(table, 'workers')} workers, {_common(table, 'network', _network_text)})",
                  x=0.01, ha="left", fontsize=10)
+    style.raise_small_fonts(fig)
     text = _notes_text(notes)
-    bottom = 0.02 + 0.035 * (text.count("\n") + 1) / n_rows if text else 0
+    bottom = 0.02 + notes_height(fig, text.count("\n") + 1) if text else 0
     fig.tight_layout(rect=(0, bottom, 1, 1 - 0.12 / n_rows))
     if text:
-        fig.text(0.01, 0.01, text, fontsize=7.5, va="bottom", ha="left", color="#444444")
+        fig.text(0.01, 0.01, text, fontsize=note_font_pt(fig), va="bottom", ha="left", color="#444444")
     return _save(fig, out_dir, name)
 
 

@@ -520,12 +520,13 @@ def paper_breakdowns(lines, out_dir, name="paper_breakdowns"):
 
 def _finish_keep(fig, notes, out_dir, name, top):
     """_finish with room kept at the top for a figure legend."""
+    style.raise_small_fonts(fig)
     text = figures._notes_text(notes)
     n_lines = text.count("\n") + 1 if text else 0
-    bottom = 0.02 + 0.035 * n_lines
+    bottom = 0.02 + figures.notes_height(fig, n_lines)
     fig.tight_layout(rect=(0, bottom, 1, top))
     if text:
-        fig.text(0.01, 0.01, text, fontsize=7.5, va="bottom", ha="left", color="#444444", wrap=True)
+        fig.text(0.01, 0.01, text, fontsize=figures.note_font_pt(fig), va="bottom", ha="left", color="#444444", wrap=True)
     return figures._save(fig, out_dir, name)
 
 

@@ -150,3 +150,67 @@ def system_hatch(label):
     if kind is None or label == kind:
         return ""
     return VARIANT_HATCHES.get(label[len(kind) + 1:], "")
+
+
+import re
+import textwrap
+
+# Figures are read at a page's width: one W inches wide is shrunk by PAGE_WIDTH_IN / W when placed
+# there (a 6.5 in text block: US Letter with 1 in margins; a two-column paper's full width is
+# about 7 in), and no text may then fall below MIN_FONT_PT, what stays legible in print (a choice
+# of this project, not a publisher's rule).  raise_small_fonts applies it before a figure is laid
+# out; narrower figures than the page keep their sizes.
+PAGE_WIDTH_IN = 6.5
+MIN_FONT_PT = 7.0
+SLANTED_LABEL_CHARS = 24  # a slanted category label longer than this wraps
+
+
+def font_floor_pt(fig):
+    """The smallest font size, in the figure's own points, that reads as MIN_FONT_PT at page width."""
+    return MIN_FONT_PT * max(1.0, fig.get_figwidth() / PAGE_WIDTH_IN)
+
+
+def raise_small_fonts(fig):
+    """Raises every text of `fig` below font_floor_pt to it (tick labels too, which exist once the
+    figure is drawn); returns how many were raised."""
+    import matplotlib.text
+
+    fig.canvas.draw()
+    floor = font_floor_pt(fig)
+    raised = 0
+    for text in fig.findobj(matplotlib.text.Text):
+        if text.get_text() and text.get_fontsize() < floor - 1e-9:
+            text.set_fontsize(floor)
+            raised += 1
+    if raised:
+        fig.canvas.draw()
+        for ax in fig.axes:
+            _slant_crowded_xticklabels(ax)
+    return raised
+
+
+def _slant_crowded_xticklabels(ax):
+    """Slants an axis's horizontal category labels by 35 degrees, each on one line (up to
+    SLANTED_LABEL_CHARS, then wrapped), where at their size neighbours overlap."""
+    labels = [t for t in ax.get_xticklabels() if t.get_visible()]
+    shown = [t for t in labels if t.get_text() and t.get_rotation() == 0]
+    renderer = ax.figure.canvas.get_renderer()
+    boxes = sorted((t.get_window_extent(renderer) for t in shown), key=lambda b: b.x0)
+    if not any(a.x1 > b.x0 for a, b in zip(boxes, boxes[1:])):
+        return
+    # Tick labels are made again from the axis's formatter: set them anew, keeping each one's look;
+    # the figure grows by what the slanted labels need beyond the upright ones, so that the plot
+    # keeps its height.
+    height_before = max(b.height for b in boxes)
+    looks = [(t.get_color(), t.get_fontweight(), t.get_fontsize()) for t in labels]
+    one_line = [textwrap.fill(re.sub(r"-\n", "-", t.get_text()).replace("\n", " "), SLANTED_LABEL_CHARS) for t in labels]
+    new = ax.set_xticklabels(one_line, rotation=35, ha="right", rotation_mode="anchor")
+    for t, (color, weight, size) in zip(new, looks):
+        t.set_color(color)
+        t.set_fontweight(weight)
+        t.set_fontsize(size)
+    ax.figure.canvas.draw()
+    height_after = max(t.get_window_extent(renderer).height for t in new if t.get_text())
+    if height_after > height_before:
+        fig = ax.figure
+        fig.set_figheight(fig.get_figheight() + (height_after - height_before) / fig.dpi)
