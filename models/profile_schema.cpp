@@ -34,6 +34,14 @@ std::vector<FieldSpec> fabric_fields() {
       {"latency", Dim::Seconds, FieldRange::NonNegative, kRequired, kReal, "one-way latency of a small transfer"},
       {"gpus", Dim::Count, FieldRange::Positive, kOptional, kInteger, "GPUs the fabric connects"},
       {"links", Dim::Count, FieldRange::Positive, kOptional, kInteger, "NVLink links per GPU"},
+      {"nccl_ring_bus_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
+       "NCCL ring's saturated bus bandwidth on the fabric (nccl-tests busbw)"},
+      {"nccl_ring_step_overhead", Dim::Seconds, FieldRange::NonNegative, kOptional, kReal,
+       "NCCL ring's fixed cost per ring step beyond the wire (an all-reduce's latency over its 2(N-1) steps), large buffers"},
+      {"nccl_ring_small_step_overhead", Dim::Seconds, FieldRange::NonNegative, kOptional, kReal,
+       "the same for buffers below nccl_ring_large_buffer (NCCL's low-latency protocols)"},
+      {"nccl_ring_large_buffer", Dim::Bytes, FieldRange::NonNegative, kOptional, kReal,
+       "the collective buffer size from which nccl_ring_step_overhead holds"},
   };
 }
 

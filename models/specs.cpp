@@ -104,7 +104,9 @@ PcieSpec pcie_from_profile(const Profile& p) {
 
 NvlinkSpec nvlink_from_profile(const Profile& p) {
   require_kind(p, {"nvlink", "nvswitch"});
-  return NvlinkSpec{p.get("per_direction_bandwidth"), p.get("latency"), static_cast<int>(p.get_or("gpus", 0))};
+  return NvlinkSpec{p.get("per_direction_bandwidth"), p.get("latency"), static_cast<int>(p.get_or("gpus", 0)),
+                    p.get_or("nccl_ring_bus_bandwidth", 0), p.get_or("nccl_ring_step_overhead", 0),
+                    p.get_or("nccl_ring_small_step_overhead", 0), p.get_or("nccl_ring_large_buffer", 0)};
 }
 
 NicSpec nic_from_profile(const Profile& p) {

@@ -54,11 +54,21 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
     return send;
   };
 
+  // NCCL's ring on this fabric (CommGroup::nccl): a fixed cost per step, and its bus bandwidth.
+  const double step_overhead_s = group.nccl.overhead_s(step_bytes * group.ranks());
+  auto put = [&](double bytes) {
+    auto comm = to_next->put_init(&payload_token, whole_bytes(bytes));
+    if (group.nccl.bus_Bps > 0) comm->set_rate(group.nccl.bus_Bps);
+    comm->start();
+    return comm;
+  };
+
   if (ctx.mode == CollectiveMode::Detailed) {
     for (int step = 0; step < steps; ++step) {
+      if (step_overhead_s > 0) simgrid::s4u::this_actor::sleep_for(step_overhead_s);
       auto kernel_pace = pace(group, index, step_bytes);
       std::vector<simgrid::s4u::CommPtr> extra;
-      auto send = sub_flows > 1 ? send_piece(step_bytes, extra) : to_next->put_async(&payload_token, whole_bytes(step_bytes));
+      auto send = sub_flows > 1 ? send_piece(step_bytes, extra) : put(step_bytes);
       mine->get<int>();
       send->wait();
       for (auto& c : extra) c->wait();
@@ -71,13 +81,13 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
   const double total = steps * step_bytes;
   auto kernel_pace = pace(group, index, total);
   std::vector<simgrid::s4u::CommPtr> extra;
-  auto send = sub_flows > 1 ? send_piece(total, extra) : to_next->put_async(&payload_token, whole_bytes(total));
+  auto send = sub_flows > 1 ? send_piece(total, extra) : put(total);
   mine->get<int>();
   send->wait();
   for (auto& c : extra) c->wait();
   wait_paced(kernel_pace);
   ctx.traffic->record_flow(self, next, total / static_cast<double>(sub_flows), send);
-  simgrid::s4u::this_actor::sleep_for((steps - 1) * ctx.traffic->route_latency_s(self, next));
+  simgrid::s4u::this_actor::sleep_for((steps - 1) * ctx.traffic->route_latency_s(self, next) + steps * step_overhead_s);
 }
 
 }  // namespace

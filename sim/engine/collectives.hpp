@@ -21,6 +21,20 @@ namespace luwu::sim {
 
 enum class CollectiveMode { Detailed, Coarse };
 
+// What NCCL's ring achieves on a fabric, measured (models/nvlink.hpp: the NVLink profile's nccl_ring_*
+// fields): each ring step pays an overhead beyond its route's latency, the larger one from
+// `large_buffer_bytes` of collective buffer on, and moves its bytes at no more than `bus_Bps`.
+// Zero: the wire alone (a step costs its route's latency and its bytes).
+struct NcclRingCost {
+  double bus_Bps = 0;
+  double step_overhead_s = 0;
+  double small_step_overhead_s = 0;
+  double large_buffer_bytes = 0;
+  double overhead_s(double buffer_bytes) const {
+    return buffer_bytes >= large_buffer_bytes ? step_overhead_s : small_step_overhead_s;
+  }
+};
+
 // A group of ranks in ring order.  `name` keeps the mailboxes of different groups and streams
 // apart: one mailbox per (group, rank), used in FIFO order by identical collective sequences.
 // `engines` (empty, or one per member, nullptr for none) pace each member's sends: a send of b
@@ -41,6 +55,7 @@ struct CommGroup {
   std::vector<simgrid::s4u::Host*> members;
   std::vector<simgrid::s4u::Host*> engines;
   int represents = 0;  // 0: the members themselves
+  NcclRingCost nccl = {};  // inside one server, NCCL's ring on its NVLink fabric; zero elsewhere
   int size() const { return static_cast<int>(members.size()); }
   // The collective's rank count: what sizes its shards and counts its steps.
   int ranks() const { return represents > 0 ? represents : size(); }
@@ -52,6 +67,7 @@ struct CommGroup {
 struct CollectiveContext {
   CollectiveMode mode = CollectiveMode::Detailed;
   TrafficMeter* traffic = nullptr;  // required: counts the bytes and knows route latencies
+  NcclRingCost intra_server = {};   // what groups inside one server get (CommGroup::nccl)
 };
 
 // Each rank calls these with its index in the group; they return when its part is done.

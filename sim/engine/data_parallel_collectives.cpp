@@ -70,10 +70,13 @@ const CommGroup& DataParallelCollectives::group(const std::string& name, const s
   auto it = groups_.find(name);
   if (it != groups_.end()) return it->second;
   CommGroup g{prefix_ + name, {}, {}, represents};
+  bool one_server = represents == 0 || represents == static_cast<int>(ranks.size());
   for (int r : ranks) {
     g.members.push_back(hosts_[r]);
     if (paced && !engines_.empty()) g.engines.push_back(engines_[r]);
+    one_server = one_server && server_of_rank_[r] == server_of_rank_[ranks.front()];
   }
+  if (one_server) g.nccl = context_.intra_server;  // a ring on the server's NVLink fabric
   return groups_.emplace(name, std::move(g)).first->second;
 }
 

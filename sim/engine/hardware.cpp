@@ -142,6 +142,13 @@ Hardware hardware_of(const topologies::Topology& topo) {
   hw.gpu = models::gpu_from_profile(catalog.resolve(topo[gpus.front()].profile));
   hw.worker_host = host_of(topo, catalog, topo.cpu_of(gpus.front()));
   hw.gpu_host_Bps = gpu_host_share_Bps(topo, gpus.front(), topo.cpu_of(gpus.front()));
+  for (auto [it, end] = boost::out_edges(gpus.front(), topo.graph); it != end; ++it) {
+    const auto& link = topo.graph[*it];
+    if (link.kind == topologies::LinkKind::Nvlink || link.kind == topologies::LinkKind::Nvswitch) {
+      hw.nvlink = models::nvlink_from_profile(catalog.resolve(link.profile));
+      break;
+    }
+  }
   if (auto node = topo.optimizer_node()) {
     hw.optimizer_node = host_of(topo, catalog, *node);
     // The node's NICs hang off it over PCIe; the first (by vertex index) stands for all.

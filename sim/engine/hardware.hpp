@@ -32,6 +32,7 @@ struct Hardware {
   int parameter_servers = 0;                          // CPU machines outside any server (ps<k>)
   std::optional<models::HostSpec> parameter_server;  // their host, when there are any
   models::NicSpec worker_nic;                        // rank 0's NIC, line rate as the topology set it
+  std::optional<models::NvlinkSpec> nvlink;          // rank 0's NVLink/NVSwitch fabric, when it has one
   // Rank 0's NIC and the optimizer node's first NIC when they are SmartNICs (their push and pull
   // limits, models/smartnic.hpp), line rate as the topology set it.
   std::optional<models::SmartNicSpec> worker_smartnic;

@@ -22,7 +22,8 @@ int parallel_rank(const workloads::ParallelLayout& layout, ParallelCoords c) {
 }
 
 ModelParallelComm::ModelParallelComm(const workloads::ParallelLayout& layout,
-                                     std::vector<simgrid::s4u::Host*> gpu_hosts, CollectiveContext context)
+                                     std::vector<simgrid::s4u::Host*> gpu_hosts, const std::vector<int>& server_of_rank,
+                                     CollectiveContext context)
     : layout_(layout), hosts_(std::move(gpu_hosts)), context_(context) {
   if (static_cast<long long>(hosts_.size()) != layout_.gpus())
     throw std::invalid_argument(fmt::format("a {} x {} x {} layout needs {} GPUs, the cluster has {}", layout_.tensor,
@@ -30,7 +31,14 @@ ModelParallelComm::ModelParallelComm(const workloads::ParallelLayout& layout,
   for (int p = 0; p < layout_.pipeline; ++p)
     for (int d = 0; d < layout_.data; ++d) {
       CommGroup group{fmt::format("tp/d{}/p{}", d, p), {}, {}};
-      for (int t = 0; t < layout_.tensor; ++t) group.members.push_back(hosts_[parallel_rank(layout_, {t, d, p})]);
+      bool one_server = true;
+      for (int t = 0; t < layout_.tensor; ++t) {
+        const int r = parallel_rank(layout_, {t, d, p});
+        group.members.push_back(hosts_[r]);
+        one_server = one_server && server_of_rank.at(static_cast<std::size_t>(r)) ==
+                                       server_of_rank.at(static_cast<std::size_t>(parallel_rank(layout_, {0, d, p})));
+      }
+      if (one_server) group.nccl = context_.intra_server;
       tensor_groups_.push_back(std::move(group));
     }
   for (std::size_t r = 0; r < hosts_.size(); ++r) {

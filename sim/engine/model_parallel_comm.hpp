@@ -47,9 +47,10 @@ int parallel_rank(const workloads::ParallelLayout& layout, ParallelCoords coords
 
 class ModelParallelComm {
  public:
-  // gpu_hosts: every rank's GPU, by rank (layout.gpus() of them).
+  // gpu_hosts: every rank's GPU, by rank (layout.gpus() of them); server_of_rank: each rank's
+  // server (a tensor group inside one gets context.intra_server, NCCL's ring on its NVLink).
   ModelParallelComm(const workloads::ParallelLayout& layout, std::vector<simgrid::s4u::Host*> gpu_hosts,
-                    CollectiveContext context);
+                    const std::vector<int>& server_of_rank, CollectiveContext context);
 
   const workloads::ParallelLayout& layout() const { return layout_; }
   // Runs a tensor collective or a pipeline transfer of rank `rank` (called from its actor), charging

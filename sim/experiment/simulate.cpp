@@ -88,7 +88,10 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
                                           nccl_host_staged_Bps(collective_settings, topo, roles.ranks[r], hardware));
     if (model_parallel) gpus[r]->rename("gpu" + std::to_string(r));
   }
-  const CollectiveContext context{options.mode, &traffic};
+  CollectiveContext context{options.mode, &traffic, {}};
+  if (hardware.nvlink)  // NCCL's ring on the servers' NVLink, where the profile gives its measurement
+    context.intra_server = {hardware.nvlink->nccl_ring_bus_Bps, hardware.nvlink->nccl_ring_step_overhead_s,
+                            hardware.nvlink->nccl_ring_small_step_overhead_s, hardware.nvlink->nccl_ring_large_buffer_bytes};
   const std::vector<Hardware> stage_hw = stage_hardware(workload, hardware, roles.optimizer_nodes.size());
   std::vector<std::unique_ptr<DataParallelSlice>> slices;  // by stage, then tensor index
   for (int p = 0; p < layout.pipeline; ++p)
@@ -120,7 +123,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
       slices.push_back(std::move(slice));
     }
   std::optional<ModelParallelComm> model_parallel_comm;
-  if (model_parallel) model_parallel_comm.emplace(layout, roles.gpu_hosts(), context);
+  if (model_parallel) model_parallel_comm.emplace(layout, roles.gpu_hosts(), roles.servers(), context);
 
   for (int r : simulated) {
     const ParallelCoords c = parallel_coords(layout, r);
