@@ -274,7 +274,7 @@ void save_chakra_et(const ChakraGraph& graph, const std::string& file) {
 }
 
 bool is_chakra_et_name(const std::string& file) {
-  return file.ends_with(".et") || file.ends_with(".gz");
+  return file.ends_with(".et") || file.ends_with(".et.gz");
 }
 
 ChakraGraph load_chakra(const std::string& file) {
@@ -282,8 +282,8 @@ ChakraGraph load_chakra(const std::string& file) {
 }
 
 void save_chakra(const ChakraGraph& graph, const std::string& file) {
-  if (is_chakra_et_name(file) && file.ends_with(".gz"))
-    throw InputError(file, "", "luwusim writes .et files uncompressed: name it .et (gzip it after, if you like)");
+  if (file.ends_with(".gz"))
+    throw InputError(file, "", "luwusim writes Chakra files uncompressed: name it .et (protobuf) or .json (gzip it after, if you like)");
   is_chakra_et_name(file) ? save_chakra_et(graph, file) : save_chakra_json(graph, file);
 }
 

@@ -17,7 +17,8 @@ ChakraGraph load_chakra_et(const std::string& file);
 // Uncompressed, whole or not at all.  std::invalid_argument for a value its field cannot hold.
 void save_chakra_et(const ChakraGraph& graph, const std::string& file);
 
-// By the file's name: ".et", ".et.gz" or ".gz" is the binary form, anything else a JSON form.
+// By the file's name: ".et" or ".et.gz" is the binary form (written: ".et" only), anything else a
+// JSON form.
 bool is_chakra_et_name(const std::string& file);
 ChakraGraph load_chakra(const std::string& file);
 void save_chakra(const ChakraGraph& graph, const std::string& file);
