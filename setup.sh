@@ -27,6 +27,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
   python3 python3-matplotlib   # plots, drawn with Debian's system Python
   python3-dev pybind11-dev python3-pandas   # the Python module (python/)
+  python3-venv python3-setuptools python3-wheel   # pip install ./python, tested in a venv (tests/python)
   slurm-wlm munge         # sweep --slurm, tested against a single-node Slurm (tests/slurm/)
   graphviz                # topology drawings
   clang libclang-rt-14-dev   # libFuzzer, for the fuzz targets CI runs (fuzz/)
