@@ -6,6 +6,11 @@
 //
 //   scaling_bench [--quick] [--workers 64,128,...] [--systems ddp,zero3,...] [--model gpt3-125m]
 //                 [--mode coarse|detailed] [--max-wall-s 120] [--fold K] [--fat-tree] [--settings JSON]
+//                 [--layers 2500,5000,...]
+//
+// --layers sweeps the model's depth instead of the cluster: the model (its width, heads, vocabulary)
+// with that many blocks, on the first --workers value (default 8); k is then the exponent in the
+// layers (a schedule whose actors keep per-layer state alive grows past 1 here).
 //
 // --fold K simulates K ranks of the N in the systems that fold (SimulationOptions::
 // fold_data_parallel; K a multiple of 48 past 48 workers, so whole racks are simulated); the others
@@ -55,6 +60,8 @@ struct Options {
   int fold = 0;
   bool fat_tree = false;
   Json settings = Json::object();
+  std::vector<int> layers;  // non-empty: sweep the depth, not the workers
+  bool workers_given = false;
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -78,6 +85,7 @@ Options parse(int argc, char** argv) {
       o.max_wall_s = 20;
     } else if (arg == "--workers") {
       o.workers.clear();
+      o.workers_given = true;
       for (const auto& w : split(value())) o.workers.push_back(std::stoi(w));
     } else if (arg == "--systems") {
       o.systems = split(value());
@@ -95,10 +103,13 @@ Options parse(int argc, char** argv) {
       o.fat_tree = true;
     } else if (arg == "--settings") {
       o.settings = Json::parse(value());
+    } else if (arg == "--layers") {
+      for (const auto& l : split(value())) o.layers.push_back(std::stoi(l));
     } else {
       throw std::invalid_argument("unknown argument " + arg +
                                   " (scaling_bench [--quick] [--workers N,N,...] [--systems a,b,...] [--model M] "
-                                  "[--mode coarse|detailed] [--max-wall-s S] [--fold K] [--fat-tree] [--settings JSON])");
+                                  "[--mode coarse|detailed] [--max-wall-s S] [--fold K] [--fat-tree] [--settings JSON] "
+                                  "[--layers L,L,...])");
     }
   }
   return o;
@@ -131,7 +142,7 @@ Fit fit_power_law(const std::vector<int>& n, const std::vector<double>& wall) {
 
 struct SystemRuns {
   std::string system;
-  std::vector<int> workers;
+  std::vector<int> workers;  // the x of each run done: workers, or layers with --layers
   std::vector<double> wall_s;
   std::vector<unsigned long long> activities;  // flows + kernels
   std::string stopped;                         // why it did not reach the largest N, if it did not
@@ -156,7 +167,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "unknown model %s\n", o.model.c_str());
     return 2;
   }
+  const bool by_depth = !o.layers.empty();
+  const std::vector<int> points = by_depth ? o.layers : o.workers;  // the x of each run
+  const int depth_workers = o.workers_given ? o.workers.front() : 8;
   const auto trace = workloads::generate_trace(*model, training);
+  auto trace_at = [&](int layers) {
+    workloads::ModelConfig deeper = *model;
+    deeper.layers = layers;
+    return workloads::generate_trace(deeper, training);
+  };
 
   // Racks and parameter servers that fit a 64-port Tofino's ports up to 2,048 workers (43 racks, the
   // optimizer node and 16 servers on the cluster switch).
@@ -165,7 +184,8 @@ int main(int argc, char** argv) {
   for (const auto& name : o.systems) {
     SystemRuns runs{name, {}, {}, {}, {}};
     const auto system = sim::system_named(name, o.settings);
-    for (int n : o.workers) {
+    for (int x : points) {
+      const int n = by_depth ? depth_workers : x;
       topologies::LuwuStarParams star;
       star.workers = n;
       star.racks = (n + kWorkersPerRack - 1) / kWorkersPerRack;
@@ -194,7 +214,7 @@ int main(int argc, char** argv) {
       const auto start = std::chrono::steady_clock::now();
       sim::SystemResult r;
       try {
-        r = sim::simulate_system(trace, topo, sim::hardware_of(topo), *system, options);
+        r = sim::simulate_system(by_depth ? trace_at(x) : trace, topo, sim::hardware_of(topo), *system, options);
       } catch (const std::exception& e) {
         runs.stopped = "failed at " + std::to_string(n) + " workers: " + e.what();
         break;
@@ -205,32 +225,37 @@ int main(int argc, char** argv) {
         break;
       }
       const unsigned long long activities = r.simulated_flows + r.simulated_kernels;
-      runs.workers.push_back(n);
+      runs.workers.push_back(x);
       runs.wall_s.push_back(wall);
       runs.activities.push_back(activities);
-      std::printf("{\"bench\": \"scaling\", \"system\": \"%s\", \"workers\": %d, \"wall_s\": %.4f, \"mode\": \"%s\", "
+      std::printf("{\"bench\": \"scaling\", \"system\": \"%s\", \"workers\": %d, \"layers\": %d, \"wall_s\": %.4f, \"mode\": \"%s\", "
                   "\"iteration_time_s\": %.9g, \"flows\": %llu, \"kernels\": %llu, \"simulated_ranks\": %d}\n",
-                  name.c_str(), n, wall, options.mode == sim::CollectiveMode::Detailed ? "detailed" : "coarse",
+                  name.c_str(), n, by_depth ? x : model->layers, wall, options.mode == sim::CollectiveMode::Detailed ? "detailed" : "coarse",
                   r.iteration_time_s, static_cast<unsigned long long>(r.simulated_flows),
                   static_cast<unsigned long long>(r.simulated_kernels), r.folding ? r.folding->simulated : n);
       std::fflush(stdout);
       if (wall > o.max_wall_s) {
-        if (n != o.workers.back())
-          runs.stopped = "stopped after " + std::to_string(n) + " workers (over --max-wall-s)";
+        if (x != points.back())
+          runs.stopped = "stopped after " + std::to_string(x) + (by_depth ? " layers" : " workers") + " (over --max-wall-s)";
         break;
       }
     }
     all.push_back(std::move(runs));
   }
 
-  std::printf("\nwall time of one simulated iteration (s), %s, micro-batch 1, sequence 512; k: wall ~ N^k\n",
-              o.model.c_str());
+  if (by_depth)
+    std::printf("\nwall time of one simulated iteration (s), %s with L layers, %d workers, micro-batch 1, sequence 512; "
+                "k: wall ~ L^k\n",
+                o.model.c_str(), depth_workers);
+  else
+    std::printf("\nwall time of one simulated iteration (s), %s, micro-batch 1, sequence 512; k: wall ~ N^k\n",
+                o.model.c_str());
   std::printf("%-18s", "system");
-  for (int n : o.workers) std::printf(" %9d", n);
+  for (int x : points) std::printf(" %9d", x);
   std::printf(" %7s\n", "k");
   for (const auto& runs : all) {
     std::printf("%-18s", runs.system.c_str());
-    for (std::size_t i = 0; i < o.workers.size(); ++i) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
       if (i < runs.wall_s.size())
         std::printf(" %9.3f", runs.wall_s[i]);
       else
@@ -242,10 +267,10 @@ int main(int argc, char** argv) {
   std::printf("(collectives in %s mode)\n\n", o.mode == sim::CollectiveMode::Detailed ? "detailed" : "coarse");
   for (const auto& runs : all) {
     const Fit f = fit_power_law(runs.workers, runs.wall_s);
-    std::printf("{\"bench\": \"scaling-fit\", \"system\": \"%s\", \"exponent\": %.4f, \"coefficient_s\": %.6g, "
-                "\"points\": %zu, \"largest_workers\": %d, \"largest_wall_s\": %.4f}\n",
-                runs.system.c_str(), f.exponent, f.coefficient_s, runs.workers.size(),
-                runs.workers.empty() ? 0 : runs.workers.back(), runs.wall_s.empty() ? 0.0 : runs.wall_s.back());
+    std::printf("{\"bench\": \"scaling-fit\", \"system\": \"%s\", \"axis\": \"%s\", \"exponent\": %.4f, "
+                "\"coefficient_s\": %.6g, \"points\": %zu, \"largest_%s\": %d, \"largest_wall_s\": %.4f}\n",
+                runs.system.c_str(), by_depth ? "layers" : "workers", f.exponent, f.coefficient_s, runs.workers.size(),
+                by_depth ? "layers" : "workers", runs.workers.empty() ? 0 : runs.workers.back(), runs.wall_s.empty() ? 0.0 : runs.wall_s.back());
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,21 +22,92 @@ namespace {
 
 std::uint64_t whole_bytes(double bytes) { return static_cast<std::uint64_t>(std::ceil(bytes)); }
 
+// The one T a host holds (a SimGrid extension, made on first use): it ends with the platform.
+template <class T>
+T& held_by(simgrid::s4u::Host* host) {
+  static const auto extension = simgrid::s4u::Host::extension_create<T>();
+  auto* held = host->extension(extension);
+  if (held == nullptr) {
+    held = new T(host);
+    host->extension_set(extension, held);
+  }
+  return *held;
+}
+
+// The actors that move a host's disk I/O.  SimGrid 3.32 lists every I/O under the actor that
+// creates it and never takes it off (its IoImpl::post, unlike ExecImpl's, leaves it there), and
+// the list is scanned whenever an exec of that actor ends or a comm it waits for does: a stream
+// that read layer after layer and also computed made a run quadratic in the layers (LuWu's node,
+// 10,000 layers: 36 s, half of it in that scan).  These actors create the I/O and do nothing else,
+// so their lists only grow (as every I/O's list did: nothing is kept longer than before) and are
+// never scanned.  A request goes to an idle worker of the host, a new one when every worker is
+// busy, and the requester waits for it; no simulated time passes in the hand-over.  Held by the
+// host (a SimGrid extension), so the workers end with the platform.
+class DiskIoWorkers {
+ public:
+  static DiskIoWorkers& of(simgrid::s4u::Host* host) { return held_by<DiskIoWorkers>(host); }
+
+  // Runs `io` on a worker of the host and returns when it is done.
+  void run(std::function<void()> io) {
+    Worker* worker = nullptr;
+    if (!idle_.empty()) {
+      worker = idle_.back();
+      idle_.pop_back();
+    } else {
+      workers_.push_back(std::make_unique<Worker>());
+      worker = workers_.back().get();
+      simgrid::s4u::Actor::create(host_->get_name() + " disk i/o " + std::to_string(workers_.size() - 1), host_,
+                                  [this, worker] { serve(*worker); })
+          ->daemonize();
+    }
+    worker->io = std::move(io);
+    worker->posted->release();
+    worker->done->acquire();
+  }
+
+ private:
+  struct Worker {
+    std::function<void()> io;
+    simgrid::s4u::SemaphorePtr posted = simgrid::s4u::Semaphore::create(0);
+    simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);
+  };
+
+  template <class T>
+  friend T& held_by(simgrid::s4u::Host* host);
+  explicit DiskIoWorkers(simgrid::s4u::Host* host) : host_(host) {}
+
+  // Actors take turns, so idle_ needs no lock.
+  void serve(Worker& worker) {
+    for (;;) {
+      worker.posted->acquire();
+      worker.io();
+      worker.io = nullptr;
+      idle_.push_back(&worker);
+      worker.done->release();
+    }
+  }
+
+  simgrid::s4u::Host* host_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<Worker*> idle_;
+};
+
 void striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, TrafficMeter& traffic,
              simgrid::s4u::Io::OpType op, double rate_cap_Bps) {
   if (bytes <= 0 || disks.empty()) return;
   const double done_not_before = simgrid::s4u::Engine::get_clock() + (rate_cap_Bps > 0 ? bytes / rate_cap_Bps : 0);
   const double share = bytes / static_cast<double>(disks.size());
-  std::vector<simgrid::s4u::IoPtr> ios;
-  for (auto* d : disks) {
-    ios.push_back(d->io_init(whole_bytes(share), op)->start());
-    traffic.record_disk(d, op == simgrid::s4u::Io::OpType::READ, share);
-  }
-  for (auto& io : ios) io->wait();
-  if (traffic.logs_flows())
-    for (std::size_t i = 0; i < ios.size(); ++i)
-      traffic.log_disk_interval(disks[i], op == simgrid::s4u::Io::OpType::READ, share, ios[i]->get_start_time(),
-                                ios[i]->get_finish_time());
+  // Counted by the requester: a span's bytes are what its own actor moved.
+  for (auto* d : disks) traffic.record_disk(d, op == simgrid::s4u::Io::OpType::READ, share);
+  DiskIoWorkers::of(disks.front()->get_host()).run([&] {
+    std::vector<simgrid::s4u::IoPtr> ios;
+    for (auto* d : disks) ios.push_back(d->io_init(whole_bytes(share), op)->start());
+    for (auto& io : ios) io->wait();
+    if (traffic.logs_flows())
+      for (std::size_t i = 0; i < ios.size(); ++i)
+        traffic.log_disk_interval(disks[i], op == simgrid::s4u::Io::OpType::READ, share, ios[i]->get_start_time(),
+                                  ios[i]->get_finish_time());
+  });
   const double rest = done_not_before - simgrid::s4u::Engine::get_clock();
   if (rest > 0) simgrid::s4u::this_actor::sleep_for(rest);
 }
@@ -50,15 +122,7 @@ void striped(const std::vector<simgrid::s4u::Disk*>& disks, double bytes, Traffi
 // made for the flow would.  Held by the host (a SimGrid extension), so it ends with the platform.
 class CappedFlowReceivers {
  public:
-  static CappedFlowReceivers& of(simgrid::s4u::Host* host) {
-    static const auto extension = simgrid::s4u::Host::extension_create<CappedFlowReceivers>();
-    auto* receivers = host->extension(extension);
-    if (receivers == nullptr) {
-      receivers = new CappedFlowReceivers(host);
-      host->extension_set(extension, receivers);
-    }
-    return *receivers;
-  }
+  static CappedFlowReceivers& of(simgrid::s4u::Host* host) { return held_by<CappedFlowReceivers>(host); }
 
   // The mailbox a flow into the host is put on: an idle receiver's, or a new receiver's.
   simgrid::s4u::Mailbox* post() {
@@ -84,6 +148,8 @@ class CappedFlowReceivers {
     simgrid::s4u::SemaphorePtr posted = simgrid::s4u::Semaphore::create(0);  // released once per flow
   };
 
+  template <class T>
+  friend T& held_by(simgrid::s4u::Host* host);
   explicit CappedFlowReceivers(simgrid::s4u::Host* host) : host_(host) {}
 
   // Actors take turns, so idle_ needs no lock.
