@@ -15,6 +15,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include "models/nvlink.hpp"
 #include "sim/engine/traffic_meter.hpp"
 
 namespace luwu::sim {
@@ -32,6 +33,11 @@ struct NcclRingCost {
   double large_buffer_bytes = 0;
   double overhead_s(double buffer_bytes) const {
     return buffer_bytes >= large_buffer_bytes ? step_overhead_s : small_step_overhead_s;
+  }
+  // The ring's cost on an NVLink fabric, from its profile (zero where it has no nccl_ring_* fields).
+  static NcclRingCost on(const models::NvlinkSpec& nvlink) {
+    return {nvlink.nccl_ring_bus_Bps, nvlink.nccl_ring_step_overhead_s, nvlink.nccl_ring_small_step_overhead_s,
+            nvlink.nccl_ring_large_buffer_bytes};
   }
 };
 

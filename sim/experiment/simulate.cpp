@@ -90,8 +90,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
   }
   CollectiveContext context{options.mode, &traffic, {}};
   if (hardware.nvlink)  // NCCL's ring on the servers' NVLink, where the profile gives its measurement
-    context.intra_server = {hardware.nvlink->nccl_ring_bus_Bps, hardware.nvlink->nccl_ring_step_overhead_s,
-                            hardware.nvlink->nccl_ring_small_step_overhead_s, hardware.nvlink->nccl_ring_large_buffer_bytes};
+    context.intra_server = NcclRingCost::on(*hardware.nvlink);
   const std::vector<Hardware> stage_hw = stage_hardware(workload, hardware, roles.optimizer_nodes.size());
   std::vector<std::unique_ptr<DataParallelSlice>> slices;  // by stage, then tensor index
   for (int p = 0; p < layout.pipeline; ++p)

@@ -23,9 +23,7 @@ using namespace luwu::sim;
 namespace {
 
 NcclRingCost a100_nvlink_ring() {
-  const auto nv = luwu::models::nvlink_from_profile(luwu::models::find_profile("nvlink3-a100"));
-  return {nv.nccl_ring_bus_Bps, nv.nccl_ring_step_overhead_s, nv.nccl_ring_small_step_overhead_s,
-          nv.nccl_ring_large_buffer_bytes};
+  return NcclRingCost::on(luwu::models::nvlink_from_profile(luwu::models::find_profile("nvlink3-a100")));
 }
 
 // n GPUs on a star of the profile's wire (300 GB/s a direction, 1 us between two GPUs), ranks in
