@@ -1,6 +1,8 @@
 #include "topologies/json_format.hpp"
 
+#include <map>
 #include <stdexcept>
+#include <string>
 
 #include "common/atomic_write.hpp"
 #include "common/input_error.hpp"
@@ -106,6 +108,24 @@ Topology topology_from_json(const luwu::JsonNode& root) {
     topo.builder_args.erase(kOldProfilesKey);
   }
 
+  // A profile named by a vertex or link must exist (in the file's catalog or shipped), and a GPU's
+  // must be a GPU's: refused here, at the field, not later where the simulator looks it up.
+  // Each name is resolved once (a cluster names a few profiles many times).
+  std::map<std::string, std::string> profile_kinds;
+  auto check_profile = [&](const luwu::JsonNode& node, const std::string& name, const char* needed_kind) {
+    if (name.empty()) return;
+    auto it = profile_kinds.find(name);
+    if (it == profile_kinds.end()) {
+      try {
+        it = profile_kinds.emplace(name, topo.profiles.resolve(name).kind).first;
+      } catch (const std::exception& e) {
+        node.fail(e.what());
+      }
+    }
+    if (needed_kind != nullptr && it->second != needed_kind)
+      node.fail("profile \"" + name + "\" is a " + it->second + " profile, not a " + needed_kind + " one");
+  };
+
   luwu::JsonNode vertices = root.at("vertices");
   for (std::size_t i = 0; i < vertices.size(); ++i) {
     luwu::JsonNode v = vertices.at(i);
@@ -117,6 +137,7 @@ Topology topology_from_json(const luwu::JsonNode& root) {
     if (topo.find_vertex(p.name)) v.at("name").fail("duplicate vertex name \"" + p.name + "\"");
     p.kind = static_cast<VertexKind>(v.at("kind").as_choice_index(vertex_kind_names(), "vertex kind"));
     p.profile = v.get_string("profile", "");
+    if (v.has("profile")) check_profile(v.at("profile"), p.profile, p.kind == VertexKind::Gpu ? "gpu" : nullptr);
     p.server = static_cast<int>(v.get_int("server", -1, -1, 1 << 30));
     p.ports = static_cast<int>(v.get_int("ports", 0, 0, 1 << 20));
     p.port_Bps = optional_quantity(v, "port_Bps", Dim::BytesPerSecond);
@@ -152,6 +173,7 @@ Topology topology_from_json(const luwu::JsonNode& root) {
     link_names.emplace(p.name, i);
     p.kind = static_cast<LinkKind>(l.at("kind").as_choice_index(link_kind_names(), "link kind"));
     p.profile = l.get_string("profile", "");
+    if (l.has("profile")) check_profile(l.at("profile"), p.profile, nullptr);
     p.bandwidth_Bps = quantity(l.at("bandwidth_Bps"), Dim::BytesPerSecond);
     p.latency_s = quantity(l.at("latency_s"), Dim::Seconds);
     topo.add_link(a, b, std::move(p));

@@ -105,6 +105,16 @@ std::vector<HostileCase> hostile_cases() {
       {"Chakra graph (`trace import-chakra`)", "an .et whose first message announces 256 MiB the file does not hold",
        "trace import-chakra hostile-cut.et -o hostile-chakra-out.json", 2, "the message is cut off",
        [] { write_text("hostile-cut.et", std::string("\x80\x80\x80\x80\x01", 5) + "short"); }},
+      {"topology file", "a link whose profile does not exist (named neither the file nor the field)",
+       "topo show hostile-topology.json", 2, "at $.links[0].profile",
+       [] {
+         write_text("hostile-topology.json",
+                    R"({"vertices": [{"name": "gpu0", "kind": "gpu", "server": 0}, {"name": "nic0", "kind": "nic", "server": 0},
+                        {"name": "switch", "kind": "switch", "ports": 2, "port_Bps": "100Gb/s"}],
+                        "links": [{"kind": "pcie", "from": "gpu0", "to": "nic0", "bandwidth_Bps": "25GB/s", "latency_s": "1us",
+                        "profile": "pcie-gen9-x16"},
+                        {"kind": "ethernet", "from": "nic0", "to": "switch", "bandwidth_Bps": "100Gb/s", "latency_s": "1us"}]})");
+       }},
       {"search", "`/dev/zero`", "search /dev/zero", 2, "is not a regular file"},
       {"compare", "`/dev/zero`", "compare /dev/zero", 2, "is not a regular file"},
       {"`run --timeline`", "a folder that does not exist (was found only after simulating)",

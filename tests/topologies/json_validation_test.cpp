@@ -217,6 +217,35 @@ TEST_CASE("validation: a link to a vertex that does not exist") {
   CHECK(contains(e.what(), "no vertex named \"nic7\""));
 }
 
+TEST_CASE("validation: a vertex's or link's profile must exist, a GPU's must be a GPU's") {
+  luwu::Json j = hand_written();
+  j["vertices"][1]["profile"] = "rdma-nic-200gx";
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.vertices[1].profile");
+  CHECK(contains(e.file(), "bad.json"));
+  CHECK(contains(e.what(), "rdma-nic-200gx"));
+
+  j = hand_written();
+  j["links"][2]["profile"] = "no-such-nic";
+  e = load_error(j);
+  CHECK(e.json_path() == "$.links[2].profile");
+  CHECK(contains(e.what(), "no-such-nic"));
+
+  j = hand_written();
+  j["vertices"][0]["profile"] = "rdma-nic-200g";  // a shipped profile, of a NIC
+  e = load_error(j);
+  CHECK(e.json_path() == "$.vertices[0].profile");
+  CHECK(contains(e.what(), "is a nic profile, not a gpu one"));
+
+  j = hand_written();  // shipped profiles of the right kinds load
+  j["vertices"][0]["profile"] = "a100-40gb-sxm";
+  j["vertices"][1]["profile"] = "rdma-nic-200g";
+  std::string path = temp_path("good-profiles.json");
+  write_text(path, j.dump());
+  CHECK_NOTHROW(load_topology(path));
+  std::remove(path.c_str());
+}
+
 TEST_CASE("validation: a missing link leaves a GPU unable to reach a switch") {
   luwu::Json j = hand_written();
   j["links"].erase(3);  // nic1 -- switch
