@@ -27,6 +27,13 @@ double positive(const std::string& file, const std::string& where, const std::st
   return v;
 }
 
+// The scenario a row names must be there; refused at the row, not later where it is loaded.
+void require_scenario_file(const std::string& scenario, const std::string& file, const std::string& where) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(scenario, error))
+    throw InputError(file, where, "no scenario file " + scenario + " (a row's scenario is relative to this file)");
+}
+
 std::vector<Measurement> from_csv(const std::string& file) {
   require_input_file(file, "CSV file");  // not a device, a FIFO or an oversized file
   std::ifstream in(file);
@@ -67,7 +74,8 @@ std::vector<Measurement> from_csv(const std::string& file) {
     Measurement m;
     m.scenario_file = resolved(file, rec[column("scenario")]);
     m.system = rec[column("system")];
-    m.origin = file + " " + where;
+    m.origin_file = file;
+    m.origin_row = where;
     if (rec[column("scenario")].empty() || m.system.empty()) throw InputError(file, where, "scenario and system are required");
     for (const auto& f : comparable_fields()) {
       const long c = column(f);
@@ -83,6 +91,7 @@ std::vector<Measurement> from_csv(const std::string& file) {
       m.values[f] = positive(file, where, f, v);
     }
     if (m.values.empty()) throw InputError(file, where, "no measured value");
+    require_scenario_file(m.scenario_file, file, where + ": scenario");
     out.push_back(std::move(m));
   }
   return out;
@@ -103,10 +112,12 @@ std::vector<Measurement> from_json(const std::string& file) {
     Measurement m;
     m.scenario_file = resolved(file, row.at("scenario").as_string());
     m.system = row.at("system").as_string();
-    m.origin = file + " " + row.path();
+    m.origin_file = file;
+    m.origin_row = row.path();
     for (const auto& f : comparable_fields())
       if (row.has(f)) m.values[f] = row.at(f).as_positive();
     if (m.values.empty()) row.fail("no measured value (give iteration_time_s or a breakdown field)");
+    require_scenario_file(m.scenario_file, file, row.at("scenario").path());
     out.push_back(std::move(m));
   }
   return out;
@@ -153,7 +164,8 @@ std::vector<Comparison> compare_with_predictions(const std::vector<Measurement>&
       if (m.scenario_file == file) {
         bool known = false;
         for (const auto& s : scenario.systems) known = known || s->label() == m.system;
-        if (!known) throw InputError(m.origin, "system", "\"" + m.system + "\" is not a system label of " + file);
+        if (!known)
+          throw InputError(m.origin_file, m.origin_row + ": system", "\"" + m.system + "\" is not a system label of " + file);
         options.only_systems.push_back(m.system);
       }
     options.progress = progress;

@@ -18,7 +18,8 @@ struct Measurement {
   std::string scenario_file;  // as resolved against the measurements file
   std::string system;
   std::map<std::string, double> values;  // field -> measured value
-  std::string origin;                    // "FILE line 3" or "FILE $.measurements[2]", for errors
+  std::string origin_file;               // the measurements file, and where in it the row is:
+  std::string origin_row;                // "line 3" or "$.measurements[2]", for errors
 };
 
 // The fields a measurement may give, in table order.

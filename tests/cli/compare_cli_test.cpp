@@ -75,6 +75,17 @@ TEST_CASE("compare: bad measurements are exit 2 naming the line or the JSON path
   r = run_luwusim("compare cmp-bad3.csv");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("\"deepspeed\" is not a system label") != std::string::npos);
+  CHECK(r.err.find("cmp-bad3.csv: at line 2: system") != std::string::npos);
+
+  // A row's scenario that is not there: the row and its column, not the bare scenario path.
+  std::ofstream("cmp-bad5.csv") << "scenario,system,iteration_time_s\nno-such-scenario.json,ddp,1.0\n";
+  r = run_luwusim("compare cmp-bad5.csv");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cmp-bad5.csv: at line 2: scenario: no scenario file") != std::string::npos);
+  std::ofstream("cmp-bad6.json") << R"({"measurements": [{"scenario": "x.json", "system": "ddp", "iteration_time_s": 1}]})";
+  r = run_luwusim("compare cmp-bad6.json");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cmp-bad6.json: at $.measurements[0].scenario: no scenario file") != std::string::npos);
 
   std::ofstream("cmp-bad4.json") << R"({"measurements": [{"scenario": "x.json", "system": "ddp", "iteration_time_s": -1}]})";
   r = run_luwusim("compare cmp-bad4.json");
