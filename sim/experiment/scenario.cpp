@@ -60,6 +60,19 @@ bool is_shipped(const std::string& name) {
   return std::binary_search(names.begin(), names.end(), name);
 }
 
+// The kinds of profile a cluster role takes (the builders and specs require the same).
+std::vector<std::string> role_kinds(const std::string& role) {
+  if (role == "gpu") return {"gpu"};
+  if (role == "nic" || role == "optimizer_nic" || role == "parameter_server_nic") return {"nic", "smartnic"};
+  if (role == "host" || role == "optimizer_host" || role == "parameter_server_host") return {"host"};
+  if (role == "pcie") return {"pcie"};
+  if (role == "nvlink") return {"nvlink", "nvswitch"};
+  if (role == "ssd" || role == "optimizer_ssd") return {"ssd"};
+  if (role == "switch") return {"switch"};
+  if (role == "cxl") return {"memory"};
+  return {};
+}
+
 // "profiles": {"<role>": "<profile name>" | {inline profile}}.  An inline profile joins the
 // catalog under its "name", which the role then refers to.
 void profile_args(const JsonNode& c, const std::vector<std::pair<std::string, std::string*>>& roles,
@@ -98,6 +111,17 @@ void profile_args(const JsonNode& c, const std::vector<std::pair<std::string, st
     for (const auto& [name, profile] : catalog.profiles()) known.push_back(name);
     p.at(role).fail("unknown profile \"" + *target + "\"" + did_you_mean(*target, known) +
                     "; `luwusim profiles list` shows the shipped ones");
+  }
+  // And be of a kind the role takes: refused here, at the role, not in the profile's own file.
+  for (auto& [role, target] : roles) {
+    const auto kinds = role_kinds(role);
+    if (!p.has(role) || kinds.empty()) continue;
+    const std::string kind = catalog.resolve(*target).kind;
+    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) continue;
+    std::string expected;
+    for (std::size_t i = 0; i < kinds.size(); ++i) expected += (i ? " or \"" : "\"") + kinds[i] + "\"";
+    const JsonNode at = p.at(role).is_object() ? p.at(role).at("kind") : p.at(role);
+    at.fail("profile \"" + *target + "\" is a " + kind + " profile; the " + role + " role takes a profile of kind " + expected);
   }
 }
 

@@ -107,9 +107,10 @@ TEST_CASE("luwu-star's optimizer_host and optimizer_ssd roles reach the optimize
   CHECK(s.hardware.optimizer_node->thread_rates.has_value());
   CHECK(s.hardware.optimizer_node->ssds->device.read_Bps == 7.2e9);  // P5800X
   CHECK(s.hardware.worker_host.cpu.cores == 64);                 // the default worker host
-  // A profile of the wrong kind is refused as the host role's is: at the profile's kind.
+  // A profile of the wrong kind is refused as the host role's is: at the role that names it.
   j["cluster"]["profiles"] = {{"optimizer_host", "samsung-pm1733"}};
-  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("has kind \"ssd\", expected \"host\""), InputError);
+  CHECK_THROWS_WITH_AS(parse(j), doctest::Contains("at $.cluster.profiles.optimizer_host: profile \"samsung-pm1733\" is a ssd profile"),
+                       InputError);
 }
 
 TEST_CASE("a stage-3 system's parameter fetch settings apply only with their policy") {

@@ -193,6 +193,17 @@ TEST_CASE("errors name the scenario file and the JSON path") {
   Json nic_as_gpu = shipped_profile_json("alveo-u50");
   nic_as_gpu["name"] = "not-a-gpu";
   CHECK(error_path(tiny_scenario({{"profiles", {{"gpu", nic_as_gpu}}}})) == "$.cluster.profiles.gpu.kind");
+  // A shipped profile of the wrong kind: at the role that names it, not in the profile's own file.
+  CHECK(error_path(tiny_scenario({{"profiles", {{"gpu", "alveo-u50"}}}})) == "$.cluster.profiles.gpu");
+  CHECK(error_path(tiny_scenario({{"profiles", {{"nic", "a100-40gb-sxm"}}}})) == "$.cluster.profiles.nic");
+  CHECK(error_path(tiny_scenario({{"profiles", {{"switch", "nvlink3-a100"}}}})) == "$.cluster.profiles.switch");
+  try {
+    parse(tiny_scenario({{"profiles", {{"ssd", "tofino2"}}}}));
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("is a switch profile; the ssd role takes a profile of kind \"ssd\"") != std::string::npos);
+    CHECK(std::string(e.file()).find("tofino2.json") == std::string::npos);
+  }
 }
 
 TEST_CASE("a profile catalog round-trips through JSON") {
