@@ -22,6 +22,9 @@ struct Dims {
   std::uint64_t norm_params;
   double t;           // tensor-parallel GPUs: the split regions' widths are / t
   double T_whole;     // tokens of the tensors outside them: T, or T / t with sequence parallelism
+  double experts;     // mixture of experts: E (0: a dense FFN)
+  double topk;        // experts per token
+  double rows;        // the GEMM rows of each expert (expert_rows)
 };
 
 Kernel with_params(Kernel k, double matrix, double bias, bool biases) {
@@ -89,11 +92,35 @@ void backward_gemm(std::vector<Kernel>& out, const Kernel& fwd, double e) {
   out[out.size() - 2].params = fwd.params;  // the module's weight is needed from the dgrad on
 }
 
+// The FFN: up, the activation, down.
+std::vector<Kernel> dense_ffn(const Dims& d) {
+  const double up = d.swiglu ? 2 * d.f : d.f;
+  return {with_params(gemm("ffn-up", d.T, up / d.t, d.h, d.e), d.h * (up / d.t), up / d.t, d.biases),
+          elementwise("activation", d.e * (d.swiglu ? 3 : 2) * d.T * (d.f / d.t), d.T * (d.f / d.t)),
+          with_params(gemm("ffn-down", d.T, d.h, d.f / d.t, d.e), (d.f / d.t) * d.h, d.h, d.biases)};
+}
+
+// A mixture of experts' FFN, as grouped-GEMM implementations run it (MegaBlocks, Megatron-Core's
+// grouped GEMM): the router's GEMM and its top-k, the tokens permuted into expert order (each
+// token copied to its k experts), every expert's up, activation and down as one batched kernel
+// of E GEMMs of `rows` rows each, and the weighted combine of each token's k outputs.
+std::vector<Kernel> expert_ffn(const Dims& d) {
+  const double up = d.swiglu ? 2 * d.f : d.f, E = d.experts, rows = E * d.rows;
+  Kernel router = gemm("router", d.T, E, d.h, d.e);
+  router.params = static_cast<std::uint64_t>(d.h * E);
+  return {router,
+          elementwise("router-topk", d.e * (d.T * E + 2 * d.T * d.topk), d.T * d.topk),
+          elementwise("dispatch", d.e * (d.T * d.h + rows * d.h), rows * d.h),
+          with_params(gemm("experts-up", d.rows, up / d.t, d.h, d.e, E), E * d.h * (up / d.t), E * (up / d.t), d.biases),
+          elementwise("activation", d.e * (d.swiglu ? 3 : 2) * rows * (d.f / d.t), rows * (d.f / d.t)),
+          with_params(gemm("experts-down", d.rows, d.h, d.f / d.t, d.e, E), E * (d.f / d.t) * d.h, E * d.h, d.biases),
+          elementwise("combine", d.e * (rows * d.h + d.T * d.h), d.T * d.h)};
+}
+
 // Column-parallel GEMMs (QKV, FFN up) have n / t output features, row-parallel ones
 // (attention-out, FFN down) k / t input features and a whole bias; the norms, dropouts and residual
 // adds run on T_whole tokens.
 std::vector<Kernel> block_forward(const Dims& d) {
-  const double up = d.swiglu ? 2 * d.f : d.f;
   const double qkv = d.h + 2 * d.kv;
   Kernel attention_norm = elementwise("attention-norm", d.e * 2 * d.T_whole * d.h, d.T_whole * d.h);
   Kernel ffn_norm = elementwise("ffn-norm", d.e * 5 * d.T_whole * d.h, d.T_whole * d.h);
@@ -105,13 +132,10 @@ std::vector<Kernel> block_forward(const Dims& d) {
   } else {
     for (auto& k : unfused_attention(d)) out.push_back(std::move(k));
   }
-  for (auto k : {with_params(gemm("attention-out", d.T, d.h, d.h / d.t, d.e), (d.h / d.t) * d.h, d.h, d.biases),
-                 ffn_norm,
-                 with_params(gemm("ffn-up", d.T, up / d.t, d.h, d.e), d.h * (up / d.t), up / d.t, d.biases),
-                 elementwise("activation", d.e * (d.swiglu ? 3 : 2) * d.T * (d.f / d.t), d.T * (d.f / d.t)),
-                 with_params(gemm("ffn-down", d.T, d.h, d.f / d.t, d.e), (d.f / d.t) * d.h, d.h, d.biases),
-                 elementwise("residual", d.e * 3 * d.T_whole * d.h, d.T_whole * d.h)})
-    out.push_back(std::move(k));
+  out.push_back(with_params(gemm("attention-out", d.T, d.h, d.h / d.t, d.e), (d.h / d.t) * d.h, d.h, d.biases));
+  out.push_back(ffn_norm);
+  for (auto& k : d.experts > 0 ? expert_ffn(d) : dense_ffn(d)) out.push_back(std::move(k));
+  out.push_back(elementwise("residual", d.e * 3 * d.T_whole * d.h, d.T_whole * d.h));
   return out;
 }
 
@@ -162,6 +186,9 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.norm_params = norm_params(m);
   d.t = tp.tensor;
   d.T_whole = tp.sequence_parallel ? d.T / d.t : d.T;
+  d.experts = m.experts;
+  d.topk = m.experts_per_token;
+  d.rows = static_cast<double>(expert_rows(m, t));
 
   std::vector<Kernel> forward;
   switch (layer) {

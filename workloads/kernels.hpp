@@ -19,6 +19,15 @@
 //   activation      elementwise  GELU reads and writes T x f (SwiGLU: reads 2, writes 1)
 //   ffn-down        GEMM         T x f by f x h
 //   residual        elementwise  dropout + residual add: 3 T x h elements
+// A mixture of experts (E experts, top-k, R = expert_rows() rows per expert) runs, in place of
+// ffn-up, activation and ffn-down:
+//   router          GEMM         T x h by h x E
+//   router-topk     elementwise  reads the T x E scores, writes k indices and weights per token
+//   dispatch        elementwise  reads T x h, writes the E R x h expert inputs
+//   experts-up      batched GEMM E GEMMs of R x h by h x f (SwiGLU: 2f)
+//   activation      elementwise  over E R x f
+//   experts-down    batched GEMM E GEMMs of R x f by f x h
+//   combine         elementwise  reads the E R x h expert outputs, writes T x h
 // Backward runs them in reverse; each GEMM C = A B becomes two of equal FLOPs, the input gradient
 // dA = dC B^T (T x n by n x k) and the weight gradient dB = A^T dC (k x T by T x n); attention's
 // backward has twice its forward FLOPs (plus Q K^T once more when memory-efficient, as the
@@ -27,7 +36,8 @@
 // elements, no FLOPs); the head is the final norm, the LM-head GEMM T x h by h x V and the fused
 // cross entropy, which reads and writes the fp32 logits (4 T V bytes each way).
 // Sub-modules with parameters (Kernel::params): the two norms (gain, and bias for LayerNorm), QKV,
-// attention-out, FFN up and down (matrix + bias where the model has biases), the embedding table
+// attention-out, FFN up and down (matrix + bias where the model has biases; every expert's, and
+// the router), the embedding table
 // (with learned positions), the final norm and the LM-head matrix (tied or not: the head uses it).
 // The FLOPs of an op's kernels sum to the op's FLOPs (layer_accounting.hpp counts the same
 // matrix multiplies); elementwise kernels add memory traffic the FLOP count leaves out.

@@ -1,5 +1,7 @@
 #include "workloads/layer_accounting.hpp"
 
+#include <cmath>
+
 namespace luwu::workloads {
 
 std::string to_string(LayerKind k) {
@@ -24,12 +26,16 @@ u64 ffn_matrix_params(const ModelConfig& m) {
   const u64 h = m.hidden, f = m.ffn_hidden;
   return (m.ffn_kind == FfnKind::Gelu ? 2 : 3) * h * f;
 }
+// The FFNs of a block: one, or E experts.
+u64 ffn_count(const ModelConfig& m) { return m.moe() ? static_cast<u64>(m.experts) : 1; }
+// The router of a mixture of experts: an h x E matrix, no bias.
+u64 router_params(const ModelConfig& m) { return m.moe() ? static_cast<u64>(m.hidden) * m.experts : 0; }
 u64 block_bias_params(const ModelConfig& m) {
   if (!m.biases) return 0;
   const u64 h = m.hidden, kv = m.kv_width(), f = m.ffn_hidden;
   const u64 attention = h + 2 * kv + h;  // Q, K, V, O
   const u64 ffn = m.ffn_kind == FfnKind::Gelu ? f + h : 2 * f + h;
-  return attention + ffn;
+  return attention + ffn_count(m) * ffn;
 }
 
 }  // namespace
@@ -45,7 +51,15 @@ u64 embedding_params(const ModelConfig& m) {
 }
 
 u64 transformer_block_params(const ModelConfig& m) {
-  return attention_matrix_params(m) + ffn_matrix_params(m) + block_bias_params(m) + 2 * norm_params(m);
+  return attention_matrix_params(m) + ffn_count(m) * ffn_matrix_params(m) + router_params(m) + block_bias_params(m) +
+         2 * norm_params(m);
+}
+
+u64 expert_rows(const ModelConfig& m, const TrainingConfig& t) {
+  const u64 tokens = static_cast<u64>(t.micro_batch) * static_cast<u64>(t.seq_len);
+  if (!m.moe()) return tokens;
+  const double share = t.expert_capacity_factor * static_cast<double>(tokens) * m.experts_per_token / m.experts;
+  return static_cast<u64>(std::ceil(share - 1e-9 * share));  // an exact share stays itself
 }
 
 u64 lm_head_matrix_params(const ModelConfig& m) { return static_cast<u64>(m.vocab) * m.hidden; }
@@ -74,13 +88,16 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
       return layer;
     case LayerKind::Transformer: {
       // Column-parallel biases (QKV, FFN up) split, row-parallel ones (attention-out, FFN down) whole.
+      // Experts are split as the dense FFN is; the router is whole on every tensor rank.
       const u64 up = m.ffn_kind == FfnKind::Gelu ? f : 2 * f;
-      const u64 biases = m.biases ? tp.split(h + 2 * kv) + tp.split(up) + 2 * h : 0;
-      layer.params = layer.params_used =
-          tp.split(attention_matrix_params(m)) + tp.split(ffn_matrix_params(m)) + biases + 2 * norm_params(m);
+      const u64 ffns = ffn_count(m), rows = ffns * expert_rows(m, t);  // rows: the FFN's GEMM rows, all experts
+      const u64 biases = m.biases ? tp.split(h + 2 * kv) + h + ffns * (tp.split(up) + h) : 0;
+      layer.params = layer.params_used = tp.split(attention_matrix_params(m)) + ffns * tp.split(ffn_matrix_params(m)) +
+                                         router_params(m) + biases + 2 * norm_params(m);
       const u64 local_h = tp.split(h);
       layer.forward_flops = 2.0 * static_cast<double>(tokens) *
-                                static_cast<double>(tp.split(attention_matrix_params(m)) + tp.split(ffn_matrix_params(m))) +
+                                static_cast<double>(tp.split(attention_matrix_params(m)) + router_params(m)) +
+                            2.0 * static_cast<double>(rows) * static_cast<double>(tp.split(ffn_matrix_params(m))) +
                             4.0 * static_cast<double>(b) * static_cast<double>(s) * static_cast<double>(s) *
                                 static_cast<double>(local_h);
       layer.backward_flops = 2 * layer.forward_flops;
@@ -93,8 +110,10 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
       // Inside the split regions / t; the rest whole, or sequence-split.
       const u64 ffn_wide_tensors = m.ffn_kind == FfnKind::Gelu ? 2 : 3;
       const u64 split_elements =
-          tp.split(sbh /*Q*/ + 2 * tokens * kv /*K, V*/ + sbh /*out-proj in*/ + ffn_wide_tensors * tokens * f + 2 * scores);
-      const u64 whole_elements = tp.sequence_split(sbh /*QKV in*/ + 2 * sbh /*norm inputs*/ + sbh /*FFN in*/);
+          tp.split(sbh /*Q*/ + 2 * tokens * kv /*K, V*/ + sbh /*out-proj in*/ + ffn_wide_tensors * rows * f + 2 * scores);
+      // A mixture of experts also keeps the router's scores, the dispatched inputs and the expert outputs.
+      const u64 moe_elements = m.moe() ? tokens * static_cast<u64>(m.experts) + 2 * rows * h : 0;
+      const u64 whole_elements = tp.sequence_split(sbh /*QKV in*/ + 2 * sbh /*norm inputs*/ + sbh /*FFN in*/) + moe_elements;
       const u64 mask_bytes = tp.split(scores) + tp.sequence_split(2 * sbh);
       layer.activation_bytes = e * (whole_elements + split_elements) + mask_bytes;
       layer.checkpoint_bytes = e * tp.sequence_split(sbh);

@@ -20,6 +20,12 @@
 //   keeps no score-sized tensors (softmax output, its dropout mask and output: 5*a*s^2*b bytes).
 // - Tied embeddings: the shared matrix is counted once, in the embedding's `params`; the head's
 //   `params_used` includes it because the head's forward and backward need it.
+// - Mixture of experts (ModelConfig::experts): a block holds E expert FFNs and the router's h x E
+//   matrix; each expert's GEMMs run expert_rows() tokens (T k / E, times the capacity factor), so
+//   the FFN's FLOPs are 2 E rows (FFN matrix entries) and the router's 2 T h E.  Every expert is
+//   used by some token of a micro-batch, so `params_used` is every expert's.  Kept for backward,
+//   besides the dense block's tensors with E rows in place of T in the FFN's f-wide ones: the
+//   router's T x E scores, the dispatched expert inputs and the expert outputs (E rows x h each).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,6 +58,9 @@ std::uint64_t transformer_block_params(const ModelConfig& model);
 std::uint64_t head_params(const ModelConfig& model);         // final norm (+ LM head when untied)
 std::uint64_t lm_head_matrix_params(const ModelConfig& model);  // vocab x hidden
 std::uint64_t norm_params(const ModelConfig& model);            // gain (+ bias for LayerNorm)
+// Mixture of experts: the tokens each expert's GEMMs run per micro-batch, ceil(c T k / E) (c the
+// capacity factor, T = micro_batch x seq_len, k experts per token); a dense model: T.
+std::uint64_t expert_rows(const ModelConfig& model, const TrainingConfig& training);
 
 // L + 2 layers in execution order; the training config gives b, s and the element type.
 std::vector<LayerInfo> layer_infos(const ModelConfig& model, const TrainingConfig& training);

@@ -31,6 +31,10 @@ const char* const kLuwuCustom =
 const char* const kLlama2 =
     "LLaMA 2 paper, Touvron et al. 2023 (arXiv 2307.09288) table 1 and the released configs; vocabulary 32000, "
     "context 4096, SwiGLU, RMSNorm, rotary positions, no biases, untied LM head";
+const char* const kMixtral =
+    "Mixtral of Experts, Jiang et al. 2024 (arXiv 2401.04088) table 1 and the released config.json files: "
+    "8 experts per block, 2 per token, SwiGLU experts, grouped-query attention (8 KV heads), RMSNorm, rotary "
+    "positions, no biases, untied LM head; published as 46.7B total, 12.9B active (8x7B) and 141B, 39B (8x22B)";
 const char* const kBert =
     "BERT paper, Devlin et al. 2019 (arXiv 1810.04805); 24 layers, 1024 hidden, 16 heads, FFN 4096, "
     "WordPiece vocabulary 30522, 512 positions; MLM decoder tied (token-type rows, pooler and the MLM "
@@ -39,7 +43,14 @@ const char* const kBert =
 //                         name             L    h      a   kv   f      ffn     V      s     tied   norm       pos      bias
 ModelConfig entry(const char* name, int layers, int hidden, int heads, int kv_heads, int ffn, FfnKind kind, int vocab,
                   int max_seq, bool tied, NormKind norm, PositionEmbedding pos, bool biases, const char* source) {
-  return ModelConfig{name, layers, hidden, heads, kv_heads, ffn, kind, vocab, max_seq, tied, norm, pos, biases, source};
+  return ModelConfig{name, layers, hidden, heads, kv_heads, ffn, kind, vocab, max_seq, tied, norm, pos, biases, 0, 0, source};
+}
+
+// A mixture of experts: `experts` FFNs of width ffn per block, `per_token` of them per token.
+ModelConfig with_experts(ModelConfig m, int experts, int per_token) {
+  m.experts = experts;
+  m.experts_per_token = per_token;
+  return m;
 }
 
 const std::map<std::string, ModelConfig>& catalog() {
@@ -75,6 +86,11 @@ const std::map<std::string, ModelConfig>& catalog() {
         // Grouped-query attention: 8 key/value heads.
         entry("llama2-70b", 80, 8192, 64, 8, 28672, SwiGlu, 32000, 4096, false, RmsNorm, Rotary, false, kLlama2),
         entry("bert-large", 24, 1024, 16, 16, 4096, Gelu, 30522, 512, true, LayerNorm, Learned, true, kBert),
+        // Mixtures of experts.
+        with_experts(entry("mixtral-8x7b", 32, 4096, 32, 8, 14336, SwiGlu, 32000, 32768, false, RmsNorm, Rotary, false,
+                           kMixtral), 8, 2),
+        with_experts(entry("mixtral-8x22b", 56, 6144, 48, 8, 16384, SwiGlu, 32768, 65536, false, RmsNorm, Rotary, false,
+                           kMixtral), 8, 2),
     };
     std::map<std::string, ModelConfig> byName;
     for (auto& m : list) byName.emplace(m.name, m);

@@ -23,12 +23,15 @@ constexpr std::int64_t kMaxSize = std::numeric_limits<int>::max();
 // models have about a hundred).
 constexpr long double kMaxParams = 288230376151711744.0L;  // 2^58
 constexpr std::int64_t kMaxLayers = 1 << 20;
+// Far past any published model (DeepSeek-V3: 256 routed experts per block).
+constexpr std::int64_t kMaxExperts = 1 << 16;
 
 // An upper bound of the parameter count (every bias and norm, SwiGLU's three FFN matrices),
 // computed in floating point so that it cannot wrap.
 long double parameter_upper_bound(const ModelConfig& m) {
   const long double h = m.hidden, kv = m.kv_width(), f = m.ffn_hidden, V = m.vocab, S = m.max_seq;
-  const long double block = 2 * h * h + 2 * h * kv + 3 * h * f + (4 * h + 2 * kv + 2 * f) + 4 * h;
+  const long double experts = m.moe() ? m.experts : 1;
+  const long double block = 2 * h * h + 2 * h * kv + experts * (3 * h * f + 2 * f + h) + h * experts + (4 * h + 2 * kv) + 4 * h;
   return m.layers * block + 2 * V * h + S * h + 2 * h;
 }
 
@@ -44,7 +47,7 @@ bool repeats_catalog_entry(const JsonNode& node, const std::string& name) {
 
 ModelConfig model_from_json(const JsonNode& node) {
   node.only_keys({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn_kind", "vocab", "max_seq",
-                  "tied_embeddings", "norm", "position_embedding", "biases", "source"});
+                  "tied_embeddings", "norm", "position_embedding", "biases", "experts", "experts_per_token", "source"});
   ModelConfig m;
   m.name = node.has("name") ? node.at("name").as_string() : "custom";
   if (m.name.empty()) node.at("name").fail("the name must not be empty");
@@ -76,6 +79,13 @@ ModelConfig model_from_json(const JsonNode& node) {
           : PositionEmbedding::Learned;
   m.biases = node.get_bool("biases", true);
   m.source = node.get_string("source", "");
+  if (node.has("experts") != node.has("experts_per_token"))
+    node.fail(std::string("a mixture of experts needs both \"experts\" and \"experts_per_token\", found only \"") +
+              (node.has("experts") ? "experts" : "experts_per_token") + "\"");
+  if (node.has("experts")) {
+    m.experts = static_cast<int>(node.at("experts").as_int(2, kMaxExperts));
+    m.experts_per_token = static_cast<int>(node.at("experts_per_token").as_int(1, m.experts));
+  }
 
   if (m.kv_heads > m.heads)
     node.at("kv_heads").fail("kv_heads (" + std::to_string(m.kv_heads) + ") exceeds heads (" + std::to_string(m.heads) + ")");
@@ -106,6 +116,10 @@ Json model_to_json(const ModelConfig& m) {
   j["norm"] = to_string(m.norm);
   j["position_embedding"] = to_string(m.position_embedding);
   j["biases"] = m.biases;
+  if (m.moe()) {
+    j["experts"] = m.experts;
+    j["experts_per_token"] = m.experts_per_token;
+  }
   j["source"] = m.source;
   return j;
 }

@@ -28,7 +28,14 @@ struct ModelConfig {
   NormKind norm = NormKind::LayerNorm;
   PositionEmbedding position_embedding = PositionEmbedding::Learned;
   bool biases = true;   // linear layers carry biases (GPT, OPT, BERT) or not (LLaMA)
+  // Mixture of experts (Shazeer et al. 2017; GShard; Mixtral, Jiang et al. 2024, arXiv 2401.04088):
+  // every block's FFN is `experts` FFNs of width ffn_hidden behind a router (an h x experts
+  // matrix), and each token goes to `experts_per_token` of them (top-k).  0 experts: a dense FFN.
+  int experts = 0;
+  int experts_per_token = 0;
   std::string source;   // where the numbers come from (paper, table)
+
+  bool moe() const { return experts > 0; }
 
   // Width of the K and V projections: hidden * kv_heads / heads.
   long long kv_width() const { return static_cast<long long>(hidden) * kv_heads / heads; }
@@ -39,7 +46,10 @@ std::string to_string(NormKind);
 std::string to_string(PositionEmbedding);
 
 // An inline model: {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn_kind",
-// "vocab", "max_seq", "tied_embeddings", "norm", "position_embedding", "biases", "source"}.
+// "vocab", "max_seq", "tied_embeddings", "norm", "position_embedding", "biases", "experts",
+// "experts_per_token", "source"}.
+// Mixture of experts: "experts" (at least 2) and "experts_per_token" (1 to experts) together;
+// written back only for such models, so a dense model's JSON is as it was.
 // Required: layers, hidden, heads, vocab, max_seq.  Defaults describe a GPT-style model:
 // kv_heads = heads, ffn_kind "gelu", ffn_hidden = 4 * hidden (required for "swiglu"),
 // tied_embeddings true, norm "layernorm", position_embedding "learned", biases true,

@@ -89,8 +89,11 @@ void validate_training(const ModelConfig& model, const TrainingConfig& t) {
   // activations could not be counted.  A generous bound per layer: 4 B x tokens x (12 h + 3 f + V)
   // plus 5 B x heads x s^2 x b of attention scores and masks.
   const long double b = t.micro_batch, s = t.seq_len, tokens = b * s;
+  const long double expert_copies = model.moe() ? model.experts_per_token * t.expert_capacity_factor + 1.0L : 1.0L;
   const long double per_layer =
-      4.0L * tokens * (12.0L * model.hidden + 3.0L * model.ffn_hidden + model.vocab) + 5.0L * model.heads * s * s * b;
+      4.0L * tokens * (12.0L * model.hidden + 3.0L * model.ffn_hidden * expert_copies + 2.0L * model.hidden * expert_copies +
+                       model.experts + model.vocab) +
+      5.0L * model.heads * s * s * b;
   if (per_layer * (model.layers + 2.0L) >= 0x1p62L)
     throw std::invalid_argument("micro-batch " + std::to_string(t.micro_batch) + " x sequence " +
                                 std::to_string(t.seq_len) + ": activations beyond 2^62 bytes, more than luwusim counts");

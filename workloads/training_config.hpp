@@ -36,6 +36,7 @@ inline constexpr int kMaxMicroBatch = 1 << 20;
 inline constexpr int kMaxSeqLen = 1 << 24;
 inline constexpr int kMaxGradAccum = 1 << 20;
 inline constexpr int kMaxAttentionScorePasses = 16;
+inline constexpr double kMaxExpertCapacityFactor = 64;
 
 struct TrainingConfig {
   int micro_batch = 1;   // sequences per micro-batch on one worker
@@ -54,6 +55,12 @@ struct TrainingConfig {
   // (transformers 4.2x) makes 3: the mask add, the clamp at finfo.min and the softmax (OPT's
   // attention dropout is 0, which PyTorch skips).  Ignored with memory-efficient attention.
   int attention_score_passes = 2;
+  // Mixture-of-experts models only: the rows each expert's GEMMs run, as a multiple of the balanced
+  // share T x experts_per_token / experts.  1: routing assumed balanced and no token padded or
+  // dropped (dropless MoE, e.g. MegaBlocks); c > 1: a fixed expert capacity of c times the share,
+  // padded (GShard's and DeepSpeed-MoE's capacity factor, 1.0-1.25 in their papers).  No paper
+  // luwusim follows pins the load imbalance, so this is the named assumption.
+  double expert_capacity_factor = 1.0;
 
   bool operator==(const TrainingConfig&) const = default;
 };

@@ -9,7 +9,7 @@ namespace luwu::workloads {
 
 TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model) {
   node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "memory_efficient_attention",
-                 "attention_score_passes", "dtype"});
+                 "attention_score_passes", "expert_capacity_factor", "dtype"});
   TrainingConfig t;
   t.micro_batch = static_cast<int>(node.at("micro_batch").as_int(1, kMaxMicroBatch));
   t.seq_len = static_cast<int>(node.get_int("seq_len", t.seq_len, 1, kMaxSeqLen));
@@ -25,6 +25,15 @@ TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model
   t.attention_score_passes = static_cast<int>(
       node.get_int("attention_score_passes", t.attention_score_passes, 0, kMaxAttentionScorePasses));
   if (node.has("dtype")) t.dtype = node.at("dtype").as_choice(dtype_choices(), "dtype");
+  if (node.has("expert_capacity_factor")) {
+    if (!model.moe())
+      node.at("expert_capacity_factor").fail(model.name + " is not a mixture of experts: expert_capacity_factor does not apply");
+    const JsonNode factor = node.at("expert_capacity_factor");
+    t.expert_capacity_factor = factor.as_number();
+    if (!(t.expert_capacity_factor >= 1.0 && t.expert_capacity_factor <= kMaxExpertCapacityFactor))
+      factor.fail("expected a factor in [1, " + std::to_string(static_cast<int>(kMaxExpertCapacityFactor)) + "], found " +
+                  factor.raw().dump());
+  }
   try {
     validate_training(model, t);
   } catch (const std::invalid_argument& e) {
@@ -34,13 +43,15 @@ TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model
 }
 
 Json training_to_json(const TrainingConfig& t) {
-  return Json{{"micro_batch", t.micro_batch},
+  Json j{{"micro_batch", t.micro_batch},
               {"seq_len", t.seq_len},
               {"grad_accum", t.grad_accum},
               {"recompute", t.recompute},
               {"dtype", to_string(t.dtype)},
               {"memory_efficient_attention", t.memory_efficient_attention},
               {"attention_score_passes", t.attention_score_passes}};
+  if (t.expert_capacity_factor != 1.0) j["expert_capacity_factor"] = t.expert_capacity_factor;  // MoE only
+  return j;
 }
 
 }  // namespace luwu::workloads

@@ -21,7 +21,8 @@ namespace luwu::workloads {
 
 TrainingConfig training_from_json(const luwu::JsonNode& node, const ModelConfig& model);
 
-// Every field, defaults included: training_from_json reads it back equal.
+// Every field, defaults included (expert_capacity_factor only when not 1, for mixtures of
+// experts): training_from_json reads it back equal.
 luwu::Json training_to_json(const TrainingConfig& training);
 
 }  // namespace luwu::workloads
