@@ -59,6 +59,7 @@ void judge(SearchCandidate& c, const SweepPoint& point, const std::string& file)
     const auto& system = *scenario.systems.front();
     c.system = system.label();
     check_simulation_budget(scenario);
+    check_fold_exactness(scenario);
     const auto stages = scenario_stage_traces(scenario);
     const double peak = scenario.hardware.gpu.peak_flops(precision_of(stages.front().training.dtype));
     double busiest_flops = 0;

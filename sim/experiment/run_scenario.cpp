@@ -90,6 +90,15 @@ std::string fold_inexactness(const Scenario& scenario) {
   return network.empty() ? algorithms : algorithms.empty() ? network : network + "; and " + algorithms;
 }
 
+void check_fold_exactness(const Scenario& scenario) {
+  const std::string inexact = fold_inexactness(scenario);
+  if (inexact.empty() || scenario.allow_inexact_fold) return;
+  throw InputError(scenario.file, "$.simulation.fold_data_parallel",
+                   "this fold would not be exact, and a folded result here is optimistic: " + inexact +
+                       ". Simulate every rank (remove fold_data_parallel), or take the optimistic result knowingly "
+                       "with \"simulation\": {\"allow_inexact_fold\": true} (it is then marked not exact)");
+}
+
 SimulationCostEstimate estimate_simulation_cost(const Scenario& scenario) {
   SimulationCostEstimate e;
   e.gpus = simulated_gpus(scenario);
@@ -223,6 +232,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
   }
 
   check_simulation_budget(scenario);
+  check_fold_exactness(scenario);
   if (!options.force)
     check_detailed_budget(scenario, options.max_detailed_flows > 0 ? options.max_detailed_flows : kMaxDetailedFlows,
                           systems);

@@ -61,8 +61,13 @@ void check_simulation_budget(const Scenario& scenario);
 // use (one switch, or a full-bisection fat-tree whose flows are sprayed over every route,
 // docs/performance.md "Folding").  Elsewhere the ranks left out would load links the simulated
 // ones share (spines under ECMP, oversubscribed leaf uplinks, rack trunks, wide-area links) and
-// the folded time is optimistic; `run` says so beside the result.
+// the folded time is optimistic.
 std::string fold_inexactness(const Scenario& scenario);
+
+// Refuses a fold that is not exact (InputError at $.simulation.fold_data_parallel naming why and
+// the ways out: unfolded, an exact network, or "allow_inexact_fold": true, whose results then carry
+// folding.exact false and the reason).  Before anything is simulated.
+void check_fold_exactness(const Scenario& scenario);
 
 // What detailed collectives would cost (Scenario::collective_mode, collectives.hpp): the flows of
 // the data-parallel collectives one system's simulation makes, counted as it will run them

@@ -442,7 +442,7 @@ Scenario scenario_from_json(const JsonNode& root) {
 
   if (root.has("simulation")) {
     JsonNode sim = root.at("simulation");
-    sim.only_keys({"mode", "routing", "flow_splitting", "fold_data_parallel"});
+    sim.only_keys({"mode", "routing", "flow_splitting", "fold_data_parallel", "allow_inexact_fold"});
     if (sim.has("mode")) s.mode = sim.at("mode").as_choice(mode_choices(), "simulation mode");
     if (sim.has("routing"))
       s.routing = sim.at("routing").as_choice(
@@ -462,6 +462,7 @@ Scenario scenario_from_json(const JsonNode& root) {
       // At most K ranks of each group: a group of K or fewer runs whole (a sweep's small clusters).
       if (s.fold_data_parallel >= s.layout.data) s.fold_data_parallel = 0;  // nothing to fold
     }
+    s.allow_inexact_fold = sim.get_bool("allow_inexact_fold", false);
   }
   return s;
 }

@@ -84,6 +84,9 @@ struct Scenario {
   // simulation.fold_data_parallel: simulate this many ranks of every data-parallel group, standing
   // for all of them (docs/performance.md, "Folding"); 0, or K at least the group: every rank.
   int fold_data_parallel = 0;
+  // simulation.allow_inexact_fold: run a fold that is not exact (fold_inexactness) instead of
+  // refusing it; its results are marked not exact.
+  bool allow_inexact_fold = false;
   // "prices": a shipped price list's name or a file (default models::kDefaultPriceList); false: none.
   std::optional<models::PriceList> prices;
   bool prices_by_default = false;  // the scenario named no list: `prices` is the default one
