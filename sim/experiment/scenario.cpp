@@ -297,6 +297,8 @@ topologies::Topology topology_from_cluster_json(const JsonNode& c, const std::st
     c.only_keys({"topology_file", "overrides"});
     std::filesystem::path path = c.at("topology_file").as_string();
     if (path.is_relative() && !scenario_dir.empty()) path = std::filesystem::path(scenario_dir) / path;
+    std::error_code error;  // refused at the field that names it, as a trace's or a profile's is
+    if (!std::filesystem::exists(path, error)) c.at("topology_file").fail("no such file: " + path.string());
     auto topo = topologies::load_topology(path.string());
     topologies::validate_topology(topo, path.string());
     // The file's links carry their own numbers; overrides reach what the simulator reads from

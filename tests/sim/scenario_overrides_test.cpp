@@ -252,4 +252,7 @@ TEST_CASE("a scenario's topology keeps its profiles and line rate, also through 
   CHECK(sim::hardware_of(stacked.topology).gpu.collective_interference == 0.25);
   CHECK(sim::hardware_of(stacked.topology).gpu.dma_interference == 0.125);
   std::filesystem::remove(file);
+  // A topology_file that is not there: at the field that names it, in the scenario.
+  from_file["cluster"] = {{"topology_file", file}};
+  CHECK(error_path(from_file) == "$.cluster.topology_file");
 }
