@@ -131,6 +131,8 @@ SweepDefinition sweep_from_text(const std::string& text, const std::string& file
     std::filesystem::path path = base.as_string();
     if (path.is_relative()) path = std::filesystem::path(file).parent_path() / path;
     sweep.base_file = path.lexically_normal().string();
+    std::error_code error;  // refused at the field that names it
+    if (!std::filesystem::exists(sweep.base_file, error)) base.fail("no such file: " + sweep.base_file);
     sweep.base = load_json_file(sweep.base_file);
   } else {
     base.expect_object();

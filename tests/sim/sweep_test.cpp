@@ -231,6 +231,15 @@ TEST_CASE("sweep files: axes in file order - base path relative to the sweep fil
   CHECK_THROWS_AS(load_sweep_definition(dir + "/bad.json"), luwu::InputError);
   write_text(dir + "/empty-axis.json", R"({"base": "base.json", "axes": {"model": []}})");
   CHECK_THROWS_AS(load_sweep_definition(dir + "/empty-axis.json"), luwu::InputError);
+  // A base that is not there: at the sweep file's $.base, not the bare path.
+  write_text(dir + "/no-base.json", R"({"base": "missing.json", "axes": {"model": ["gpt3-125m"]}})");
+  try {
+    load_sweep_definition(dir + "/no-base.json");
+    FAIL("expected an InputError");
+  } catch (const luwu::InputError& e) {
+    CHECK(e.json_path() == "$.base");
+    CHECK(std::string(e.file()).find("no-base.json") != std::string::npos);
+  }
   std::filesystem::remove_all(dir);
 }
 
