@@ -58,8 +58,14 @@ void judge(SearchCandidate& c, const SweepPoint& point, const std::string& file)
     const Scenario scenario = scenario_from_json(JsonNode(point.scenario, file));
     const auto& system = *scenario.systems.front();
     c.system = system.label();
-    check_simulation_budget(scenario);
-    check_fold_exactness(scenario);
+    try {
+      check_simulation_budget(scenario);
+      check_fold_exactness(scenario);
+    } catch (const InputError& e) {
+      c.outcome = Outcome::Refused;
+      c.reason = e.what();
+      return;
+    }
     const auto stages = scenario_stage_traces(scenario);
     const double peak = scenario.hardware.gpu.peak_flops(precision_of(stages.front().training.dtype));
     double busiest_flops = 0;
@@ -96,6 +102,7 @@ std::string to_string(SearchCandidate::Outcome o) {
     case Outcome::PrunedByBound: return "pruned by bound";
     case Outcome::Simulated: return "simulated";
     case Outcome::Failed: return "failed";
+    case Outcome::Refused: return "refused";
   }
   return "?";
 }
@@ -139,7 +146,7 @@ SearchOutcome search_configurations(const SweepDefinition& scenario, const Searc
     out.candidates.push_back(std::move(c));
   }
   const auto fits = std::count_if(out.candidates.begin(), out.candidates.end(),
-                                  [](const auto& c) { return c.outcome != Outcome::DoesNotFit; });
+                                  [](const auto& c) { return c.outcome != Outcome::DoesNotFit && c.outcome != Outcome::Refused; });
   say(fmt::format("search: {} candidates, {} fit in memory", points.size(), fits));
 
   // Best bound first; each round simulates up to `jobs` candidates that can still beat the best.
@@ -241,9 +248,13 @@ std::string search_report(const SearchOutcome& outcome, int top) {
   std::map<Outcome, int> counts;
   for (const auto& c : outcome.candidates) ++counts[c.outcome];
   out += fmt::format("\n{} candidates: {} simulated in {} rounds, {} pruned (their compute bound is below the best "
-                     "simulated throughput), {} do not fit, {} failed\n",
+                     "simulated throughput), {} do not fit, {} failed",
                      outcome.candidates.size(), counts[Outcome::Simulated], outcome.rounds, counts[Outcome::PrunedByBound],
                      counts[Outcome::DoesNotFit], counts[Outcome::Failed]);
+  if (counts[Outcome::Refused] > 0)
+    out += fmt::format(", {} refused (past luwusim's budget or folded inexactly; --json gives each reason)",
+                       counts[Outcome::Refused]);
+  out += "\n";
   return out;
 }
 

@@ -30,7 +30,8 @@ struct SearchSpace {
 };
 
 struct SearchCandidate {
-  enum class Outcome { DoesNotFit, PrunedByBound, Simulated, Failed };
+  // Refused: luwusim will not simulate it as asked (past its budget, or a fold that is not exact).
+  enum class Outcome { DoesNotFit, PrunedByBound, Simulated, Failed, Refused };
   int index = 0;               // the point's index in the search's sweep
   std::string system;          // its label
   int tensor = 1;
@@ -39,7 +40,7 @@ struct SearchCandidate {
   bool recompute = false;
   double bound_tokens_per_s = 0;
   Outcome outcome = Outcome::DoesNotFit;
-  std::string reason;          // DoesNotFit / Failed: why
+  std::string reason;          // DoesNotFit / Failed / Refused: why
   luwu::Json result;           // Simulated: the system's result, as `luwusim run --json` gives it
   double tokens_per_s() const;  // Simulated: the result's; 0 otherwise
 };

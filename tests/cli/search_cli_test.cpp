@@ -159,3 +159,23 @@ TEST_CASE("search over tensor and pipeline degrees: layouts that do not divide t
   CHECK(std::to_string(best["tensor"].get<int>()) + "x" + std::to_string(best["pipeline"].get<int>()) == best_key);
   CHECK(best["result"]["tokens_per_s"].get<double>() == best_tokens);
 }
+
+TEST_CASE("search: a fold that would not be exact is refused per candidate, not called 'does not fit'") {
+  TempDir dir("fold");
+  const std::string scenario = dir / "folded.json";
+  // 8 servers of 2 GPUs on a fat-tree under ECMP, each data-parallel group folded to 4: the
+  // spines are shared, so the fold is not exact (docs/performance.md, Folding).
+  auto s = tiny_scenario();
+  s["cluster"] = {{"topology", "fat-tree"}, {"servers", 8}, {"gpus_per_server", 2}};
+  s["simulation"] = {{"fold_data_parallel", 4}};
+  s["systems"] = {"ddp"};
+  std::ofstream(scenario) << s.dump();
+  auto r = run_luwusim("search " + scenario + " --micro-batch 1 --recompute on --json -j 2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto out = nlohmann::json::parse(r.out);
+  REQUIRE(out["candidates"].size() == 1);
+  CHECK(out["candidates"][0]["outcome"] == "refused");
+  CHECK(out["candidates"][0]["reason"].get<std::string>().find("allow_inexact_fold") != std::string::npos);
+  auto table = run_luwusim("search " + scenario + " --micro-batch 1 --recompute on -j 2");
+  CHECK(table.out.find("1 refused") != std::string::npos);
+}
