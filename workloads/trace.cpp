@@ -53,6 +53,24 @@ double Trace::flops_of(OpKind kind) const {
   return sum;
 }
 
+double Trace::model_flops() const {
+  double padding = 0;  // per block forward: what the capacity factor's padded rows multiply
+  if (model.moe() && training.expert_capacity_factor != 1.0) {
+    TrainingConfig balanced = training;
+    balanced.expert_capacity_factor = 1.0;
+    const TensorSharding tp = layout.sharding();
+    padding = sharded_layer_info(model, training, tp, LayerKind::Transformer).forward_flops -
+              sharded_layer_info(model, balanced, tp, LayerKind::Transformer).forward_flops;
+  }
+  double sum = 0;
+  for (const auto& op : ops) {
+    if (op.kind != OpKind::Forward && op.kind != OpKind::Backward) continue;
+    const bool block = layers.at(static_cast<std::size_t>(op.layer)).kind == LayerKind::Transformer;
+    sum += op.flops - (block ? (op.kind == OpKind::Backward ? 2 : 1) * padding : 0);
+  }
+  return sum;
+}
+
 double Trace::tokens_per_iteration() const {
   return static_cast<double>(training.micro_batch) * training.seq_len * training.grad_accum;
 }

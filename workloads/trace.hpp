@@ -70,6 +70,9 @@ struct Trace {
   std::uint64_t total_params() const;      // sum of LayerInfo::params (tied weights once)
   double flops_per_iteration() const;      // sum over ops
   double flops_of(OpKind kind) const;      // sum over ops of one kind
+  // The model's FLOPs in an iteration, for MFU: forward and backward, without recompute and
+  // without the rows an expert capacity factor pads (they run, but no token needs them).
+  double model_flops() const;
   double tokens_per_iteration() const;     // micro_batch * seq_len * grad_accum, this worker
   std::uint64_t param_bytes() const;       // total_params() at dtype
   std::uint64_t peak_activation_bytes() const;  // highest running sum of saved - freed over the ops

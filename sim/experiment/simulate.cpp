@@ -196,7 +196,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
   double flops = 0, model_flops = 0;
   for (const auto* stage : workload.stages) {
     flops += stage->flops_per_iteration();
-    model_flops += stage->flops_of(workloads::OpKind::Forward) + stage->flops_of(workloads::OpKind::Backward);
+    model_flops += stage->model_flops();
   }
   flops /= layout.pipeline;
   model_flops /= layout.pipeline;

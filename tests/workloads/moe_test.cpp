@@ -118,6 +118,12 @@ TEST_CASE("a capacity factor pads every expert to c times its share of the token
   const double base = generate_trace(m, tokens(1, 1000)).ops.at(1).flops;
   const double padded = generate_trace(m, t).ops.at(1).flops;
   CHECK(padded - base == doctest::Approx(2 * 8 * (313 - 250) * 3 * h * f).epsilon(1e-12));
+  // The padded rows run but no token needs them: the model's FLOPs (MFU's numerator) leave them out.
+  const Trace balanced = generate_trace(m, tokens(1, 1000)), padded_trace = generate_trace(m, t);
+  CHECK(padded_trace.flops_per_iteration() > balanced.flops_per_iteration());
+  CHECK(padded_trace.model_flops() == doctest::Approx(balanced.model_flops()).epsilon(1e-12));
+  CHECK(balanced.model_flops() ==
+        doctest::Approx(balanced.flops_of(OpKind::Forward) + balanced.flops_of(OpKind::Backward)).epsilon(1e-15));
   // Written to JSON only when set, and read back; a dense model refuses it.
   CHECK(training_to_json(tokens(1, 1000)).count("expert_capacity_factor") == 0);
   const Json j = training_to_json(t);
