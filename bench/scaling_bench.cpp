@@ -170,12 +170,14 @@ int main(int argc, char** argv) {
   const bool by_depth = !o.layers.empty();
   const std::vector<int> points = by_depth ? o.layers : o.workers;  // the x of each run
   const int depth_workers = o.workers_given ? o.workers.front() : 8;
-  const auto trace = workloads::generate_trace(*model, training);
-  auto trace_at = [&](int layers) {
+  // The trace of each run's model, generated once before anything is timed: the model itself, or
+  // (--layers) the model with each depth.
+  std::vector<workloads::Trace> traces;
+  for (int x : by_depth ? points : std::vector<int>{model->layers}) {
     workloads::ModelConfig deeper = *model;
-    deeper.layers = layers;
-    return workloads::generate_trace(deeper, training);
-  };
+    deeper.layers = x;
+    traces.push_back(workloads::generate_trace(deeper, training));
+  }
 
   // Racks and parameter servers that fit a 64-port Tofino's ports up to 2,048 workers (43 racks, the
   // optimizer node and 16 servers on the cluster switch).
@@ -184,7 +186,8 @@ int main(int argc, char** argv) {
   for (const auto& name : o.systems) {
     SystemRuns runs{name, {}, {}, {}, {}};
     const auto system = sim::system_named(name, o.settings);
-    for (int x : points) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const int x = points[i];
       const int n = by_depth ? depth_workers : x;
       topologies::LuwuStarParams star;
       star.workers = n;
@@ -214,7 +217,8 @@ int main(int argc, char** argv) {
       const auto start = std::chrono::steady_clock::now();
       sim::SystemResult r;
       try {
-        r = sim::simulate_system(by_depth ? trace_at(x) : trace, topo, sim::hardware_of(topo), *system, options);
+        const auto& trace = traces[by_depth ? i : 0];
+        r = sim::simulate_system(trace, topo, sim::hardware_of(topo), *system, options);
       } catch (const std::exception& e) {
         runs.stopped = "failed at " + std::to_string(n) + " workers: " + e.what();
         break;
