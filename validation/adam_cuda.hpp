@@ -14,4 +14,10 @@ bool cuda_device_available();
 // std::runtime_error if there is no CUDA device or a CUDA call fails.
 void adam_step_cuda(const AdamStepScalars& s, HalfFormat format, const AdamSlice& slice);
 
+// The kernel alone, its state already in HBM: seconds per step over `count` elements (the median of
+// `repeats` steps timed with CUDA events, after one warm-up step), for bench/adam_cuda_bench.  Each
+// step reads 12 bytes of fp32 state and a 2-byte gradient and writes 12 bytes and a 2-byte
+// parameter: 28 bytes per element, as torch's fused AdamW over fp32 parameters and gradients.
+double adam_step_cuda_resident_seconds(HalfFormat format, size_t count, int repeats);
+
 }  // namespace luwu::validation
