@@ -1,7 +1,8 @@
 // `luwusim calibrate-gpu --profile GPU --gemm-csv RATES.csv -o OUT.json`: fits a GPU profile's
 // matmul ceiling to measured GEMM rates (models/gpu_calibration.hpp) and writes the profile with
 // the fitted gemm_efficiency_max, sourced to the file.  The CSV: a header with m, n, k and tflops
-// (TFLOP/s, as mamf-finder prints them), one measured shape per line; # comments.
+// (TFLOP/s, as mamf-finder prints them), one measured shape per line; # comments.  An optional
+// dtype column (bench/gpu_rates.py writes one) keeps the rows of --dtype and leaves out the rest.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -25,12 +26,21 @@ struct CalibrateGpuArgs {
   std::string output;
   std::string name;
   std::string dtype = "bf16";
+  std::string fit = "median";
   bool json = false;
 };
 
-std::vector<luwu::models::GemmMeasurement> read_rates(const std::string& file) {
+struct Rates {
+  std::vector<luwu::models::GemmMeasurement> kept;
+  std::size_t other_dtype = 0;  // rows left out: another precision
+};
+
+Rates read_rates(const std::string& file, const std::string& dtype) {
   const auto records = luwu::read_csv_file(file);
   const auto& header = records.front().fields;
+  std::size_t dtype_column = header.size();
+  for (std::size_t c = 0; c < header.size(); ++c)
+    if (header[c] == "dtype") dtype_column = c;
   auto column = [&](const std::string& name) {
     for (std::size_t c = 0; c < header.size(); ++c)
       if (header[c] == name) return c;
@@ -38,10 +48,14 @@ std::vector<luwu::models::GemmMeasurement> read_rates(const std::string& file) {
                            "the header has no \"" + name + "\" column (expected m, n, k, tflops)");
   };
   const std::size_t cm = column("m"), cn = column("n"), ck = column("k"), ct = column("tflops");
-  std::vector<luwu::models::GemmMeasurement> out;
+  Rates out;
   for (std::size_t r = 1; r < records.size(); ++r) {
     const auto& rec = records[r];
     const std::string where = "line " + std::to_string(rec.line);
+    if (dtype_column < header.size() && rec.fields[dtype_column] != dtype) {
+      ++out.other_dtype;
+      continue;
+    }
     auto number = [&](std::size_t c) {
       const std::string& text = rec.fields[c];
       std::size_t end = 0;
@@ -55,11 +69,14 @@ std::vector<luwu::models::GemmMeasurement> read_rates(const std::string& file) {
         throw luwu::InputError(file, where, header[c] + ": expected a positive number, found \"" + text + "\"");
       return v;
     };
-    out.push_back({number(cm), number(cn), number(ck), number(ct) * 1e12, file + " " + where});
-    if (out.back().m > 1e9 || out.back().n > 1e9 || out.back().k > 1e9)
+    out.kept.push_back({number(cm), number(cn), number(ck), number(ct) * 1e12, file + " " + where});
+    if (out.kept.back().m > 1e9 || out.kept.back().n > 1e9 || out.kept.back().k > 1e9)
       throw luwu::InputError(file, where, "a GEMM dimension above 1e9 is not a measurement");
   }
-  if (out.empty()) throw luwu::InputError(file, "", "no measured shape after the header");
+  if (out.kept.empty())
+    throw luwu::InputError(file, "", out.other_dtype > 0 ? "no measured shape in " + dtype + " (its dtype column holds "
+                                                               "only other precisions; see --dtype)"
+                                                         : "no measured shape after the header");
   return out;
 }
 
@@ -70,10 +87,11 @@ int run_calibrate_gpu(const CalibrateGpuArgs& a) {
   const auto precision = dtype == luwu::workloads::DType::Fp32   ? luwu::models::Precision::Fp32
                          : dtype == luwu::workloads::DType::Bf16 ? luwu::models::Precision::Bf16
                                                                  : luwu::models::Precision::Fp16;
-  const auto rates = read_rates(a.csv);
+  const auto rates = read_rates(a.csv, a.dtype);
+  const auto statistic = a.fit == "max" ? luwu::models::FitStatistic::max : luwu::models::FitStatistic::median;
   luwu::models::GemmFit fit;
   try {
-    fit = luwu::models::fit_gemm_ceiling(gpu, rates, precision);
+    fit = luwu::models::fit_gemm_ceiling(gpu, rates.kept, precision, statistic);
   } catch (const std::invalid_argument& e) {
     throw luwu::InputError(a.csv, "", e.what());
   }
@@ -87,27 +105,51 @@ int run_calibrate_gpu(const CalibrateGpuArgs& a) {
   out["fields"]["gemm_efficiency_max"] = {
       {"value", fit.gemm_efficiency_max},
       {"unit", "fraction"},
-      {"source", fmt::format("measured: {} ({} GEMM shapes at {}, {} of them not bound by HBM), fitted by luwusim "
-                             "calibrate-gpu: the largest share of peak a shape reached over its wave factor "
-                             "(models/gpu_calibration.hpp); {} before",
-                             a.csv, fit.rows.size(), a.dtype, fit.fitted_shapes, base.name)}};
+      {"source", fmt::format("measured: {} ({} GEMM shapes at {}, {} of them fitted: not bound by HBM, at least one wave of tiles), fitted by luwusim "
+                             "calibrate-gpu: the {} share of peak the shapes reached over their wave factor "
+                             "(models/gpu_calibration.hpp), model / measured off by {:.1f}% on average; {} before",
+                             a.csv, fit.rows.size(), a.dtype, fit.fitted_shapes, a.fit,
+                             100 * (fit.wave_quantization ? fit.mean_abs_error_waves : fit.mean_abs_error_no_waves),
+                             base.name)}};
+  out["fields"]["gemm_wave_quantization"] = {
+      {"value", fit.wave_quantization},
+      {"unit", "boolean"},
+      {"source", fmt::format("measured: {}, fitted by luwusim calibrate-gpu: mean |model / measured - 1| {:.1f}% "
+                             "with the waves of {:g} x {:g} tiles over {} SMs, {:.1f}% without",
+                             a.csv, 100 * fit.mean_abs_error_waves, gpu.kernel_tile_elements,
+                             gpu.kernel_tile_elements, gpu.sm_count, 100 * fit.mean_abs_error_no_waves)}};
   luwu::write_file_atomically(a.output, out.dump(2) + "\n");
 
   if (a.json) {
     luwu::Json rows = luwu::Json::array();
     for (const auto& r : fit.rows)
       rows.push_back({{"m", r.measured.m}, {"n", r.measured.n}, {"k", r.measured.k},
-                      {"measured_flops_per_s", r.measured.flops_per_s}, {"memory_bound", r.memory_bound},
+                      {"measured_flops_per_s", r.measured.flops_per_s}, {"memory_bound", r.memory_bound}, {"sub_wave", r.sub_wave},
                       {"efficiency", r.efficiency}, {"model_before_flops_per_s", r.before_flops_per_s},
                       {"model_after_flops_per_s", r.after_flops_per_s}});
-    std::cout << luwu::Json{{"profile", name}, {"written", a.output}, {"gemm_efficiency_max", fit.gemm_efficiency_max},
-                            {"previous", fit.previous}, {"fitted_shapes", fit.fitted_shapes}, {"rows", rows}}
+    std::cout << luwu::Json{{"profile", name},
+                            {"written", a.output},
+                            {"fit", a.fit},
+                            {"gemm_efficiency_max", fit.gemm_efficiency_max},
+                            {"previous", fit.previous},
+                            {"gemm_wave_quantization", fit.wave_quantization},
+                            {"previous_gemm_wave_quantization", fit.previous_wave_quantization},
+                            {"mean_abs_error_with_waves", fit.mean_abs_error_waves},
+                            {"mean_abs_error_without_waves", fit.mean_abs_error_no_waves},
+                            {"fitted_shapes", fit.fitted_shapes},
+                            {"rows_of_other_dtypes", rates.other_dtype},
+                            {"rows", rows}}
                      .dump(2)
               << "\n";
     return 0;
   }
-  std::cout << fmt::format("{}: gemm_efficiency_max {:.4f} (was {:.4f}), from {} of {} shapes; wrote {}\n", name,
-                           fit.gemm_efficiency_max, fit.previous, fit.fitted_shapes, fit.rows.size(), a.output);
+  std::cout << fmt::format("{}: gemm_efficiency_max {:.4f} (was {:.4f}), the {} of {} of {} shapes; wave quantization "
+                           "{} (model off by {:.1f}% on average with waves, {:.1f}% without); wrote {}\n",
+                           name, fit.gemm_efficiency_max, fit.previous, a.fit, fit.fitted_shapes, fit.rows.size(),
+                           fit.wave_quantization ? "on" : "off", 100 * fit.mean_abs_error_waves,
+                           100 * fit.mean_abs_error_no_waves, a.output);
+  if (rates.other_dtype > 0)
+    std::cout << fmt::format("{} rows of other precisions than {} left out\n", rates.other_dtype, a.dtype);
   std::cout << fmt::format("{:>22} {:>13} {:>13} {:>13} {:>8}\n", "m x n x k", "measured", "model before",
                            "model after", "after");
   for (const auto& r : fit.rows)
@@ -115,7 +157,9 @@ int run_calibrate_gpu(const CalibrateGpuArgs& a) {
                              fmt::format("{:g} x {:g} x {:g}", r.measured.m, r.measured.n, r.measured.k),
                              r.measured.flops_per_s / 1e12, r.before_flops_per_s / 1e12, r.after_flops_per_s / 1e12,
                              100 * (r.after_flops_per_s / r.measured.flops_per_s - 1),
-                             r.memory_bound ? "  (HBM-bound: not fitted)" : "");
+                             r.memory_bound ? "  (HBM-bound: not fitted)"
+                             : r.sub_wave   ? "  (fewer tiles than SMs: not fitted)"
+                                            : "");
   return 0;
 }
 
@@ -128,7 +172,12 @@ const bool registered = luwu::cli::register_command(
           ->required();
       app.add_option("-o,--output", a->output, "the profile to write")->required();
       app.add_option("--name", a->name, "the written profile's name (default: the base's, -calibrated)");
-      app.add_option("--dtype", a->dtype, "the measurements' precision: bf16, fp16 or fp32")->capture_default_str();
+      app.add_option("--dtype", a->dtype, "the measurements' precision: bf16, fp16 or fp32 (a dtype column keeps its rows)")
+          ->capture_default_str();
+      app.add_option("--fit", a->fit, "the ceiling: the median share over the shapes (the typical large GEMM) or the max "
+                                      "(mamf-finder's maximum achievable)")
+          ->check(CLI::IsMember({"median", "max"}))
+          ->capture_default_str();
       app.add_flag("--json", a->json, "print the fit as JSON");
       return [a]() { return run_calibrate_gpu(*a); };
     });

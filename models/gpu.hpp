@@ -8,12 +8,14 @@
 //   time = max(F / (peak x gemm_efficiency_max), B / (hbm_bandwidth x hbm_efficiency)) / waves
 //   F = 2 batch m n k,  B = batch (m k + k n + m n) x element bytes (each operand moved once),
 //   waves = tiles / (ceil(tiles / sm_count) x sm_count),  tiles = batch ceil(m / T) ceil(n / T)
+//   (waves = 1 where gemm_wave_quantization is false: Hopper's measured sweep shows no such loss)
 // Math- or memory-limited by its arithmetic intensity against the GPU's ops:byte ratio (the
 // overlapped roofline: a tiled GEMM streams its operands while the tensor cores work), and the
 // last wave of thread blocks leaves SMs idle (wave quantization; T = kernel_tile, the output tile
-// of one thread block).  gemm_efficiency_max is a measured maximum achievable matmul rate over
-// peak (MAMF, stas00/ml-engineering), taken at a shape whose waves are full or nearly so: the
-// shipped profiles divide the measured rate by that shape's wave factor.  Kernels that are not
+// of one thread block).  gemm_efficiency_max is the measured rate of large GEMMs run back to back
+// on random data (a shape sweep's median, or one large shape), over peak and that shape's wave
+// factor: what a training step's GEMMs reach with the card at its power limit, not the best shape
+// of a scan on a cold card (MAMF's maximum, 10-16% above it on the H100 measured here).  Kernels that are not
 // GEMMs stream HBM at hbm_efficiency of its bandwidth (a measured share: no kernel reaches the
 // datasheet rate).
 #include "models/precision.hpp"
@@ -28,7 +30,8 @@ struct GpuSpec {
   double peak_fp32_flops = 0;            // FLOP/s
   double hbm_bytes = 0;
   double hbm_Bps = 0;
-  double gemm_efficiency_max = 0;        // measured maximum achievable matmul rate / peak, at full waves
+  double gemm_efficiency_max = 0;        // measured rate of large GEMMs / peak, at full waves
+  bool gemm_wave_quantization = true;    // the last wave's idle SMs cost time (false: a measured sweep shows no loss)
   double hbm_efficiency = 1;             // share of hbm_Bps a streaming kernel achieves
   double collective_interference = 0;    // fraction of compute throughput lost while a collective kernel runs
   double dma_interference = 0;           // fraction lost while a NIC DMA-writes into HBM

@@ -55,7 +55,10 @@ std::vector<KindSpec> build_kinds() {
           {"hbm_capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "device memory capacity"},
           {"hbm_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal, "device memory bandwidth"},
           {"gemm_efficiency_max", Dim::Fraction, FieldRange::UnitInterval, kRequired, kReal,
-           "measured maximum achievable matmul rate over peak, at full waves (models/gpu.hpp)"},
+           "measured rate of large GEMMs over peak, at full waves (models/gpu.hpp)"},
+          {"gemm_wave_quantization", Dim::Count, FieldRange::Flag, kOptional, kReal,
+           "GEMMs lose the idle SMs of their last wave of kernel_tile tiles (absent: true); false where a "
+           "measured shape sweep shows no such loss (Hopper's cuBLAS)"},
           {"hbm_efficiency", Dim::Fraction, FieldRange::UnitInterval, kOptional, kReal,
            "share of hbm_bandwidth a streaming kernel achieves (absent: 1)"},
           {"collective_interference", Dim::Fraction, FieldRange::HalfOpenFraction, kRequired, kReal,

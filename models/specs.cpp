@@ -42,7 +42,8 @@ double GpuSpec::gemm_hbm_time_s(double m, double n, double k, Precision p, doubl
 double GpuSpec::gemm_time_s(double m, double n, double k, Precision p, double batch) const {
   if (!(m > 0 && n > 0 && k > 0 && batch > 0)) throw std::invalid_argument("GEMM dimensions must be positive");
   const double compute_s = 2 * batch * m * n * k / (peak_flops(p) * gemm_efficiency_max);
-  return std::max(compute_s, gemm_hbm_time_s(m, n, k, p, batch)) / wave_efficiency(gemm_tiles(m, n, batch));
+  const double waves = gemm_wave_quantization ? wave_efficiency(gemm_tiles(m, n, batch)) : 1.0;
+  return std::max(compute_s, gemm_hbm_time_s(m, n, k, p, batch)) / waves;
 }
 
 double GpuSpec::gemm_efficiency(double m, double n, double k, Precision p, double batch) const {
@@ -78,6 +79,7 @@ GpuSpec gpu_from_profile(const Profile& p) {
   g.dma_interference = p.get("dma_interference");
   g.sm_count = static_cast<int>(p.get_or("sm_count", 0));
   g.kernel_tile_elements = p.get_or("kernel_tile", 128);
+  g.gemm_wave_quantization = p.get_or("gemm_wave_quantization", 1) != 0;
   g.collective_sm_share = p.get_or("collective_sm_share", 0);
   g.collective_bandwidth_drop = p.get_or("collective_bandwidth_drop_under_gemm", 0);
   return g;

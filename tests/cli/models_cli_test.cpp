@@ -107,20 +107,32 @@ TEST_CASE("profiles list with a bad profile in the profile directory exits 2 nam
   CHECK(has(r.err, "$.fields.line_rate.value"));
 }
 
-TEST_CASE("calibrate-gpu: the written profile gives back the fastest measured shape's rate, and a bad file is exit 2") {
+TEST_CASE("calibrate-gpu: the written profile carries the median share (--fit max: the fastest), a dtype column keeps its rows, a bad file is exit 2") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("luwusim-calibrate-gpu-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  // mamf-finder's A100 PCIe best (2048 x 5120 x 6144 at 252.9 TFLOP/s) measured at 230, with a slower shape.
-  std::ofstream(dir / "rates.csv") << "# measured on an A100 PCIe\nm,n,k,tflops\n2048,5120,6144,230\n4096,4096,4096,210.5\n";
+  // mamf-finder's A100 PCIe best (2048 x 5120 x 6144 at 252.9 TFLOP/s) measured at 230, a slower
+  // square, and an fp32 row (a rate above the bf16 peak, were it read as bf16) the dtype column leaves out.
+  std::ofstream(dir / "rates.csv") << "# measured on an A100 PCIe\nm,n,k,dtype,tflops\n2048,5120,6144,bf16,230\n"
+                                      "4096,4096,4096,bf16,210.5\n8192,8192,8192,fp32,400\n";
   const std::string out = (dir / "a100-mine.json").string();
   auto r = run_luwusim("calibrate-gpu --profile a100-40gb-pcie --gemm-csv " + (dir / "rates.csv").string() + " -o " + out +
                        " --name a100-mine --json");
   REQUIRE(r.exit_code == 0);
   const auto fit = nlohmann::json::parse(r.out);
-  // 640 tiles of 128 x 128 on 108 SMs fill 6 waves at 640 / 648: the ceiling is 230 / 312 / (640 / 648).
-  CHECK(fit["gemm_efficiency_max"].get<double>() == doctest::Approx(230.0 / 312 / (640.0 / 648)).epsilon(1e-9));
+  // 640 tiles of 128 x 128 on 108 SMs fill 6 waves at 640 / 648, 1024 tiles 10 waves at 1024 / 1080:
+  // the shares are 230 / 312 / (640 / 648) and 210.5 / 312 / (1024 / 1080), their median the mean of the two.
+  const double best = 230.0 / 312 / (640.0 / 648), square = 210.5 / 312 / (1024.0 / 1080);
+  CHECK(fit["gemm_efficiency_max"].get<double>() == doctest::Approx((best + square) / 2).epsilon(1e-9));
   CHECK(fit["fitted_shapes"] == 2);
+  CHECK(fit["rows_of_other_dtypes"] == 1);
+  CHECK(fit["gemm_wave_quantization"] == true);  // with waves the two shapes are 2.4% off, without 4.4%
+  auto max = run_luwusim("calibrate-gpu --profile a100-40gb-pcie --gemm-csv " + (dir / "rates.csv").string() + " -o " +
+                         out + " --name a100-mine --fit max --json");
+  REQUIRE(max.exit_code == 0);
+  CHECK(nlohmann::json::parse(max.out)["gemm_efficiency_max"].get<double>() == doctest::Approx(best).epsilon(1e-9));
+  CHECK(run_luwusim("calibrate-gpu --profile a100-40gb-pcie --gemm-csv " + (dir / "rates.csv").string() + " -o " + out +
+                    " --fit mean").exit_code != 0);
   // The written profile loads and is the base with the fitted field, sourced to the measurements.
   auto shown = run_luwusim("profiles show " + out + " --json");
   REQUIRE(shown.exit_code == 0);
