@@ -15,9 +15,10 @@
 // of one thread block).  gemm_efficiency_max is the measured rate of large GEMMs run back to back
 // on random data (a shape sweep's median, or one large shape), over peak and that shape's wave
 // factor: what a training step's GEMMs reach with the card at its power limit, not the best shape
-// of a scan on a cold card (MAMF's maximum, 10-16% above it on the H100 measured here).  Kernels that are not
-// GEMMs stream HBM at hbm_efficiency of its bandwidth (a measured share: no kernel reaches the
-// datasheet rate).
+// of a scan on a cold card (MAMF's maximum, 10-16% above it on the H100 measured here).
+// Kernels that are not GEMMs stream HBM at hbm_efficiency of its bandwidth (a measured share: no
+// kernel reaches the datasheet rate); the bytes a row reduction moves (layer norm, the softmax
+// over attention scores) go at row_reduction_hbm_efficiency, about half on the H100 measured.
 #include "models/precision.hpp"
 #include "models/profile.hpp"
 
@@ -33,6 +34,7 @@ struct GpuSpec {
   double gemm_efficiency_max = 0;        // measured rate of large GEMMs / peak, at full waves
   bool gemm_wave_quantization = true;    // the last wave's idle SMs cost time (false: a measured sweep shows no loss)
   double hbm_efficiency = 1;             // share of hbm_Bps a streaming kernel achieves
+  double row_reduction_hbm_efficiency = 1;  // share a row reduction achieves (norms, softmax)
   double collective_interference = 0;    // fraction of compute throughput lost while a collective kernel runs
   double dma_interference = 0;           // fraction lost while a NIC DMA-writes into HBM
   // Kernel-level scheduling (sim/engine/gpu_device.hpp).  0 SMs: unknown, every kernel fills the GPU.
@@ -64,6 +66,10 @@ struct GpuSpec {
   double kernel_sm_share(double output_elements) const;
   // Roofline for kernels that are not matrix multiplies: max(flops / peak(p), bytes / achieved_hbm_Bps()).
   double roofline_time_s(double flops, double bytes, Precision p) const;
+  // An elementwise kernel of which `reduction_bytes` (of `bytes`) are a row reduction's:
+  // max(flops / peak(p), (bytes - reduction_bytes) / achieved_hbm_Bps() + reduction_bytes /
+  // (hbm_Bps x row_reduction_hbm_efficiency)).
+  double elementwise_time_s(double flops, double bytes, double reduction_bytes, Precision p) const;
   // A duration stretched by interference: time / (1 - share) while `share` of throughput is lost.
   static double slowed_time_s(double time_s, double lost_share) { return time_s / (1.0 - lost_share); }
 };

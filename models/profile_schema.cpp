@@ -61,6 +61,9 @@ std::vector<KindSpec> build_kinds() {
            "measured shape sweep shows no such loss (Hopper's cuBLAS)"},
           {"hbm_efficiency", Dim::Fraction, FieldRange::UnitInterval, kOptional, kReal,
            "share of hbm_bandwidth a streaming kernel achieves (absent: 1)"},
+          {"row_reduction_hbm_efficiency", Dim::Fraction, FieldRange::UnitInterval, kOptional, kReal,
+           "share of hbm_bandwidth a row reduction achieves: layer norm, the softmax over attention scores "
+           "(absent: hbm_efficiency)"},
           {"collective_interference", Dim::Fraction, FieldRange::HalfOpenFraction, kRequired, kReal,
            "share of compute throughput lost while a GPU-executed collective kernel runs"},
           {"dma_interference", Dim::Fraction, FieldRange::HalfOpenFraction, kRequired, kReal,

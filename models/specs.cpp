@@ -64,6 +64,14 @@ double GpuSpec::roofline_time_s(double flops, double bytes, Precision p) const {
   return std::max(flops / peak_flops(p), bytes / achieved_hbm_Bps());
 }
 
+double GpuSpec::elementwise_time_s(double flops, double bytes, double reduction_bytes, Precision p) const {
+  // One rate for both: the plain roofline, to the last bit.
+  if (!(reduction_bytes > 0) || row_reduction_hbm_efficiency == hbm_efficiency) return roofline_time_s(flops, bytes, p);
+  const double streamed = std::max(0.0, bytes - reduction_bytes);
+  return std::max(flops / peak_flops(p),
+                  streamed / achieved_hbm_Bps() + reduction_bytes / (hbm_Bps * row_reduction_hbm_efficiency));
+}
+
 GpuSpec gpu_from_profile(const Profile& p) {
   require_kind(p, {"gpu"});
   GpuSpec g;
@@ -75,6 +83,7 @@ GpuSpec gpu_from_profile(const Profile& p) {
   g.hbm_Bps = p.get("hbm_bandwidth");
   g.gemm_efficiency_max = p.get("gemm_efficiency_max");
   g.hbm_efficiency = p.get_or("hbm_efficiency", 1);
+  g.row_reduction_hbm_efficiency = p.get_or("row_reduction_hbm_efficiency", g.hbm_efficiency);
   g.collective_interference = p.get("collective_interference");
   g.dma_interference = p.get("dma_interference");
   g.sm_count = static_cast<int>(p.get_or("sm_count", 0));

@@ -474,6 +474,8 @@ ChakraGraph trace_to_chakra(const Trace& trace) {
       if (k.kind == KernelKind::Gemm && k.gemm.batch != 1)
         n.attrs.push_back(make_attr("luwusim.gemm_batch", "int64_val", k.gemm.batch));
       if (k.params > 0) n.attrs.push_back(make_attr("luwusim.params", "uint64_val", u64(k.params)));
+      if (k.reduction_bytes > 0)
+        n.attrs.push_back(make_attr("luwusim.reduction_bytes", "double_val", k.reduction_bytes));
       if (k.measured_s > 0) {
         n.attrs.push_back(make_attr("luwusim.measured_s", "double_val", k.measured_s));
         n.duration_micros = static_cast<std::uint64_t>(std::llround(k.measured_s * 1e6));
@@ -566,6 +568,7 @@ Trace rebuild_trace(const ChakraGraph& g, const std::vector<std::size_t>& order,
       }
       if (const auto* p = n.attr("luwusim.params")) k["params"] = p->value;
       if (const auto* m = n.attr("luwusim.measured_s")) k["measured_s"] = m->value;
+      if (const auto* r = n.attr("luwusim.reduction_bytes")) k["reduction_bytes"] = r->value;
       op_kernels[o].push_back(std::move(k));
     }
   }

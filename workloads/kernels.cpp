@@ -44,11 +44,12 @@ Kernel gemm(std::string name, double m, double n, double k, double e, double bat
   return g;
 }
 
-Kernel elementwise(std::string name, double bytes, double output_elements) {
+Kernel elementwise(std::string name, double bytes, double output_elements, double reduction_bytes = 0) {
   Kernel k;
   k.name = std::move(name);
   k.kind = KernelKind::Elementwise;
   k.bytes = bytes;
+  k.reduction_bytes = reduction_bytes;
   k.output_elements = output_elements;
   return k;
 }
@@ -72,7 +73,9 @@ std::vector<Kernel> unfused_attention(const Dims& d) {
   const double heads = d.a / d.t, head_dim = d.h / d.a, batch = d.b * heads;
   const double scores = batch * d.s * d.s;
   std::vector<Kernel> out{gemm("attention-scores", d.s, d.s, head_dim, d.e, batch)};
-  if (d.score_passes > 0) out.push_back(elementwise(kScorePasses, d.e * 2 * d.score_passes * scores, scores));
+  // The last pass is the softmax, a row reduction; the others (mask add, clamp) stream.
+  if (d.score_passes > 0)
+    out.push_back(elementwise(kScorePasses, d.e * 2 * d.score_passes * scores, scores, d.e * 2 * scores));
   out.push_back(gemm("attention-context", d.s, head_dim, d.s, d.e, batch));
   return out;
 }
@@ -122,8 +125,9 @@ std::vector<Kernel> expert_ffn(const Dims& d) {
 // adds run on T_whole tokens.
 std::vector<Kernel> block_forward(const Dims& d) {
   const double qkv = d.h + 2 * d.kv;
-  Kernel attention_norm = elementwise("attention-norm", d.e * 2 * d.T_whole * d.h, d.T_whole * d.h);
-  Kernel ffn_norm = elementwise("ffn-norm", d.e * 5 * d.T_whole * d.h, d.T_whole * d.h);
+  const double norm_bytes = d.e * 2 * d.T_whole * d.h;
+  Kernel attention_norm = elementwise("attention-norm", norm_bytes, d.T_whole * d.h, norm_bytes);
+  Kernel ffn_norm = elementwise("ffn-norm", d.e * 5 * d.T_whole * d.h, d.T_whole * d.h, norm_bytes);
   attention_norm.params = ffn_norm.params = d.norm_params;
   std::vector<Kernel> out{attention_norm,
                           with_params(gemm("qkv", d.T, qkv / d.t, d.h, d.e), d.h * (qkv / d.t), qkv / d.t, d.biases)};
@@ -156,7 +160,9 @@ std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& 
         Kernel k = *it;
         k.name += " backward";
         // A pass over the scores reads its saved tensor and the gradient and writes one: 3 of its 2.
-        k.bytes = (it->name == kScorePasses ? 1.5 : 2) * it->bytes;
+        const double scale = it->name == kScorePasses ? 1.5 : 2;
+        k.bytes = scale * it->bytes;
+        k.reduction_bytes = scale * it->reduction_bytes;
         out.push_back(k);
         break;
       }
@@ -199,7 +205,8 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
       return forward;
     case LayerKind::Transformer: forward = block_forward(d); break;
     case LayerKind::Head:
-      forward = {elementwise("final-norm", d.e * 2 * d.T_whole * d.h, d.T_whole * d.h), gemm("lm-head", d.T, d.V, d.h, d.e),
+      forward = {elementwise("final-norm", d.e * 2 * d.T_whole * d.h, d.T_whole * d.h, d.e * 2 * d.T_whole * d.h),
+                 gemm("lm-head", d.T, d.V, d.h, d.e),
                  elementwise("cross-entropy", 8 * d.T * d.V, d.T * d.V)};
       forward[0].params = d.norm_params;
       forward[1].params = static_cast<std::uint64_t>(d.V) * static_cast<std::uint64_t>(m.hidden);  // tied or not, the head multiplies by it

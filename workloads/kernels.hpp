@@ -32,7 +32,10 @@
 // dA = dC B^T (T x n by n x k) and the weight gradient dB = A^T dC (k x T by T x n); attention's
 // backward has twice its forward FLOPs (plus Q K^T once more when memory-efficient, as the
 // accounting counts) and moves twice its bytes; the score passes' backward reads two tensors and
-// writes one per pass; any other elementwise kernel's backward moves twice its forward's bytes.  The embedding is a gather forward and a scatter-add backward (3 T x h
+// writes one per pass; any other elementwise kernel's backward moves twice its forward's bytes.
+// Row reductions (Kernel::reduction_bytes): attention-norm and final-norm whole, ffn-norm's norm
+// (2 of its 5 passes: the other 3 are the residual add before it), the softmax pass of the
+// score passes (1 of them); their backward scales them as it scales the kernel.  The embedding is a gather forward and a scatter-add backward (3 T x h
 // elements, no FLOPs); the head is the final norm, the LM-head GEMM T x h by h x V and the fused
 // cross entropy, which reads and writes the fp32 logits (4 T V bytes each way).
 // Sub-modules with parameters (Kernel::params): the two norms (gain, and bias for LayerNorm), QKV,
@@ -73,6 +76,9 @@ struct Kernel {
   KernelKind kind = KernelKind::Gemm;
   double flops = 0;               // matrix-multiply FLOPs, 2 per multiply-add
   double bytes = 0;               // HBM bytes read plus written, minimal traffic
+  // Of `bytes`, what a row reduction moves (the norms, the softmax over the attention scores):
+  // such kernels reach a lower share of HBM than a stream (GpuSpec::row_reduction_hbm_efficiency).
+  double reduction_bytes = 0;
   double output_elements = 0;     // elements it writes: its parallelism (how many SMs it can fill)
   GemmShape gemm;                 // GEMMs only (zero otherwise)
   // Parameters (elements) of the sub-module whose use this kernel begins: its weights must be on

@@ -83,6 +83,7 @@ Json kernel_to_json(const Kernel& k) {
   }
   if (k.params > 0) j["params"] = k.params;
   if (k.measured_s > 0) j["measured_s"] = k.measured_s;
+  if (k.reduction_bytes > 0) j["reduction_bytes"] = k.reduction_bytes;
   return j;
 }
 
@@ -93,7 +94,7 @@ GemmShape gemm_from_json(const JsonNode& node) {
 }
 
 Kernel kernel_from_json(const JsonNode& node) {
-  node.only_keys({"name", "kind", "flops", "bytes", "output_elements", "gemm", "params", "measured_s"});
+  node.only_keys({"name", "kind", "flops", "bytes", "reduction_bytes", "output_elements", "gemm", "params", "measured_s"});
   Kernel k;
   k.name = node.at("name").as_string();
   k.kind = node.at("kind").as_choice(
@@ -101,6 +102,11 @@ Kernel kernel_from_json(const JsonNode& node) {
   k.flops = node.at("flops").as_non_negative();
   k.bytes = node.at("bytes").as_non_negative();
   k.output_elements = node.at("output_elements").as_non_negative();
+  if (node.has("reduction_bytes")) {
+    k.reduction_bytes = node.at("reduction_bytes").as_non_negative();
+    if (k.kind != KernelKind::Elementwise) node.at("reduction_bytes").fail("only elementwise kernels have row-reduction bytes");
+    if (k.reduction_bytes > k.bytes) node.at("reduction_bytes").fail("a kernel's row-reduction bytes are part of its bytes");
+  }
   if (k.kind == KernelKind::Gemm) {
     k.gemm = gemm_from_json(node.at("gemm"));
   } else if (node.has("gemm")) {

@@ -4,7 +4,8 @@
 //                binds, over the last wave's idle SMs (batched GEMMs count every GEMM's tiles)
 //   attention    fused: GpuSpec::matrix_kernel_time_s (the same roofline, no waves); unfused
 //                attention is GEMMs and elementwise kernels (workloads/kernels.hpp)
-//   elementwise  the roofline: bytes / (hbm_bandwidth x hbm_efficiency) (no FLOPs counted)
+//   elementwise  the roofline: bytes / (hbm_bandwidth x hbm_efficiency), a row reduction's bytes
+//                (norms, softmax) at row_reduction_hbm_efficiency (no FLOPs counted)
 //   measured     a kernel with Kernel::measured_s (from a profile) takes that long, on any GPU
 // and how much of the GPU each occupies (GpuSpec::kernel_sm_share).
 #include <string>
@@ -50,7 +51,9 @@ inline KernelRun kernel_run(const workloads::Kernel& k, const models::GpuSpec& g
     case workloads::KernelKind::Attention:
       if (k.flops > 0) run.seconds = gpu.matrix_kernel_time_s(k.flops, k.bytes, p);
       break;
-    case workloads::KernelKind::Elementwise: run.seconds = gpu.roofline_time_s(k.flops, k.bytes, p); break;
+    case workloads::KernelKind::Elementwise:
+      run.seconds = gpu.elementwise_time_s(k.flops, k.bytes, k.reduction_bytes, p);
+      break;
   }
   return run;
 }

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "common/csv.hpp"
+#include "common/json_input.hpp"
 #include "models/gpu_calibration.hpp"
 #include "models/models.hpp"
 
@@ -119,6 +120,39 @@ TEST_CASE("A100 and H100 profiles reproduce the measured matmul rates they cite"
   CHECK(error / ratios.size() < 0.046);
   std::sort(ratios.begin(), ratios.end());
   CHECK((ratios[49] + ratios[50]) / 2 == doctest::Approx(1).epsilon(0.002));
+}
+
+TEST_CASE("row reductions go at their own HBM share: closed form, A100 default, the H100's measured kernels") {
+  GpuSpec g = simple_gpu();  // 1.5 TB/s, streams at 0.8
+  g.row_reduction_hbm_efficiency = 0.4;
+  // 1 GB of which 0.4 GB a reduction's: 0.6e9 / 1.2e12 + 0.4e9 / 0.6e12.
+  CHECK(g.elementwise_time_s(0, 1e9, 4e8, Precision::Fp16) == doctest::Approx(0.5e-3 + 2.0 / 3 * 1e-3));
+  CHECK(g.elementwise_time_s(0, 1e9, 0, Precision::Fp16) == doctest::Approx(g.roofline_time_s(0, 1e9, Precision::Fp16)));
+  // A profile without the field: reductions stream like the rest.
+  GpuSpec pcie = gpu_from_profile(find_profile("a100-40gb-pcie"));
+  CHECK(pcie.row_reduction_hbm_efficiency == pcie.hbm_efficiency);
+  // The H100 against the layer norms and softmaxes it was measured on (rates.json), each in the
+  // workload's byte count (norm 2 passes forward, 4 backward; softmax 2 and 3): every kernel within
+  // 25% of its measured time (0.43 to 0.56 of the bandwidth), their median within 1%.
+  GpuSpec h100 = gpu_from_profile(find_profile("h100-80gb-sxm"));
+  const auto doc = luwu::load_json_file(std::string(LUWUSIM_SOURCE_DIR) + "/validation/measured/h100-sxm-2026-11-27/rates.json");
+  std::vector<double> ratios;
+  for (const auto& [shape, kernels] : doc.at("elementwise").items())
+    for (const auto& [name, m] : kernels.items()) {
+      const double measured_bytes = m.at("bytes").get<double>(), measured_s = m.at("seconds").get<double>();
+      double workload_bytes = 0;
+      if (name == "layer_norm_fwd" || name == "softmax_fwd" || name == "softmax_bwd") workload_bytes = measured_bytes;
+      if (name == "layer_norm_bwd") workload_bytes = measured_bytes * 4 / 3;  // measured as 3 passes
+      if (workload_bytes == 0) continue;
+      const double predicted = h100.elementwise_time_s(0, workload_bytes, workload_bytes, Precision::Bf16);
+      CAPTURE(shape);
+      CAPTURE(name);
+      CHECK(std::abs(predicted / measured_s - 1) < 0.25);
+      ratios.push_back(predicted / measured_s);
+    }
+  REQUIRE(ratios.size() == 10);
+  std::sort(ratios.begin(), ratios.end());
+  CHECK((ratios[4] + ratios[5]) / 2 == doctest::Approx(1).epsilon(0.01));
 }
 
 TEST_CASE("V100 profile: no bf16, and its matmul ceiling is flagged an assumption") {

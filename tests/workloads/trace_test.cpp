@@ -235,6 +235,18 @@ TEST_CASE("each op's kernels name the sub-modules whose parameters it uses") {
     for (const auto& k : t.kernels_of(op)) sum += k.params;
     CHECK(sum * 2 == op.param_bytes);
   }
+  // The norms are row reductions (ffn-norm: its 2 passes of 5, the other 3 the residual add
+  // before it), backward twice forward; GEMMs and the other elementwise kernels stream.
+  const auto& fk = t.kernels_of(fwd);
+  const double norm = 2.0 * 2 * (2 * 1024) * static_cast<double>(h);  // 2 x 1024 tokens, 2 bytes in and out
+  CHECK(fk[0].reduction_bytes == doctest::Approx(norm).epsilon(1e-12));
+  CHECK(fk[0].reduction_bytes == fk[0].bytes);
+  CHECK(fk[6].reduction_bytes == doctest::Approx(norm).epsilon(1e-12));
+  CHECK(fk[6].bytes == doctest::Approx(2.5 * norm).epsilon(1e-12));
+  for (std::size_t i : {1, 2, 4, 5, 7, 8, 9, 10}) CHECK(fk[i].reduction_bytes == 0);
+  for (const auto& k : t.kernels_of(bwd))
+    if (k.name == "ffn-norm backward") CHECK(k.reduction_bytes == doctest::Approx(2 * norm).epsilon(1e-12));
+  CHECK(head[0].reduction_bytes == head[0].bytes);  // the final norm
   // They survive the JSON round trip, and a file whose kernels name other counts is rejected there.
   Json doc = trace_to_json(t);
   CHECK(trace_from_json(JsonNode(doc, "t.json")).kernel_lists == t.kernel_lists);
@@ -285,6 +297,14 @@ TEST_CASE("malformed traces are InputErrors naming the JSON path") {
     CHECK(e.find(path) != std::string::npos);
   };
   CHECK(error_of(good).empty());
+  {
+    Json over = good;  // a kernel's row-reduction bytes above its bytes
+    for (auto& list : over["kernel_lists"])
+      for (auto& k : list)
+        if (k.contains("reduction_bytes")) k["reduction_bytes"] = k["bytes"].get<double>() * 2;
+    expect_error_at(over, ".reduction_bytes");
+    CHECK(error_of(over).find("part of its bytes") != std::string::npos);
+  }
   Json d = good;
   d["version"] = 4;
   expect_error_at(d, "$.version");
@@ -398,6 +418,9 @@ TEST_CASE("unfused attention: the score passes are a setting, and backward is fo
   CHECK(attention[2]->bytes == doctest::Approx(3 * 3 * e * scores).epsilon(1e-12));
   CHECK(attention[3]->gemm == GemmShape{1024, 128, 1024, 192});  // dQ
   CHECK(attention[4]->gemm == GemmShape{128, 1024, 1024, 192});  // dK^T
+  // Of the 3 passes the softmax (one) is a row reduction: 2 e scores forward, 1.5 times that backward.
+  CHECK(fwd[3].reduction_bytes == doctest::Approx(2 * e * scores).epsilon(1e-12));
+  CHECK(attention[2]->reduction_bytes == doctest::Approx(1.5 * 2 * e * scores).epsilon(1e-12));
   double flops = 0;
   for (const auto* k : attention) flops += k->flops;
   CHECK(flops == doctest::Approx(2 * 4 * 2 * 1024.0 * 1024.0 * 12288).epsilon(1e-12));  // twice the forward's 4 b s^2 h
