@@ -1,14 +1,18 @@
 // `luwusim trace gen|show|models`: write one iteration's per-layer trace for a model, summarize a
-// trace file, list the model catalog.
+// trace file (with --gpu, one block's kernels timed on that GPU), list the model catalog.
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "cli/command_registry.hpp"
 #include "common/units.hpp"
+#include "models/gpu.hpp"
+#include "models/profile.hpp"
+#include "sim/engine/op_timing.hpp"
 #include "workloads/chakra_et.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/stage_trace.hpp"
@@ -84,11 +88,65 @@ void print_layer_row(const Trace& t, std::size_t i) {
                            units::bytes(static_cast<double>(l.checkpoint_bytes)));
 }
 
-int run_show(const std::string& file, bool json) {
+// The first transformer block's forward and backward of the first micro-step, each kernel timed
+// undisturbed on `gpu` (sim/engine/op_timing.hpp): what the simulator charges one block.
+struct BlockTiming {
+  const TraceOp* forward = nullptr;
+  const TraceOp* backward = nullptr;
+};
+
+BlockTiming first_block(const Trace& t) {
+  BlockTiming b;
+  for (const auto& op : t.ops) {
+    if (op.layer >= t.layers.size() || t.layers[op.layer].kind != LayerKind::Transformer) continue;
+    if (!b.forward && op.kind == OpKind::Forward) b.forward = &op;
+    if (b.forward && !b.backward && op.kind == OpKind::Backward && op.layer == b.forward->layer) b.backward = &op;
+  }
+  return b;
+}
+
+luwu::Json block_timing_json(const Trace& t, const luwu::models::GpuSpec& gpu) {
+  const BlockTiming b = first_block(t);
+  luwu::Json out{{"gpu", gpu.name}};
+  for (const auto* op : {b.forward, b.backward}) {
+    if (!op) continue;
+    luwu::Json kernels = luwu::Json::array();
+    double total = 0;
+    for (const auto& run : luwu::sim::kernel_runs(t, *op, gpu)) {
+      const Kernel& k = *run.kernel;
+      kernels.push_back({{"name", k.name}, {"kind", to_string(k.kind)}, {"flops", k.flops}, {"bytes", k.bytes},
+                         {"seconds", run.seconds}});
+      total += run.seconds;
+    }
+    out[to_string(op->kind)] = luwu::Json{{"layer", op->layer}, {"seconds", total}, {"kernels", kernels}};
+  }
+  return out;
+}
+
+void print_block_timing(const Trace& t, const luwu::models::GpuSpec& gpu) {
+  const luwu::Json j = block_timing_json(t, gpu);
+  for (const char* pass : {"forward", "backward"}) {
+    if (!j.contains(pass)) continue;
+    const auto& p = j[pass];
+    std::cout << fmt::format("\nblock {} {} on {} (each kernel undisturbed): {}\n", p["layer"].get<std::size_t>(), pass,
+                             gpu.name, units::seconds(p["seconds"].get<double>()));
+    for (const auto& k : p["kernels"]) {
+      const double s = k["seconds"].get<double>(), flops = k["flops"].get<double>();
+      std::cout << fmt::format("  {:<26} {:<12} {:>12} {:>12} {:>12}{}\n", k["name"].get<std::string>(),
+                               k["kind"].get<std::string>(), units::flops(flops), units::bytes(k["bytes"].get<double>()),
+                               units::seconds(s), flops > 0 && s > 0 ? fmt::format("  {:.0f} TFLOP/s", flops / s / 1e12) : "");
+    }
+  }
+}
+
+int run_show(const std::string& file, bool json, const std::string& gpu_profile) {
   Trace t = load_trace(file);
+  std::optional<luwu::models::GpuSpec> gpu;
+  if (!gpu_profile.empty()) gpu = luwu::models::gpu_from_profile(luwu::models::find_profile(gpu_profile));
   if (json) {
     luwu::Json summary = trace_summary_json(t);
     summary["file"] = file;
+    if (gpu) summary["block_on_gpu"] = block_timing_json(t, *gpu);
     std::cout << summary.dump(2) << "\n";
     return 0;
   }
@@ -152,6 +210,7 @@ int run_show(const std::string& file, bool json) {
     }
     print_layer_row(t, i);
   }
+  if (gpu) print_block_timing(t, *gpu);
   return 0;
 }
 
@@ -252,6 +311,9 @@ const bool registered = luwu::cli::register_command(
       CLI::App* show_cmd = app.add_subcommand("show", "Summarize a trace file (units shown; --json for a JSON object)");
       show_cmd->add_option("file", *show_file, "Trace file")->required();
       show_cmd->add_flag("--json", *show_json, "Print the summary as JSON");
+      auto show_gpu = std::make_shared<std::string>();
+      show_cmd->add_option("--gpu", *show_gpu,
+                           "A GPU profile (name or file): also time one block's forward and backward kernels on it");
 
       CLI::App* models_cmd = app.add_subcommand("models", "List the model catalog");
 
@@ -283,7 +345,7 @@ const bool registered = luwu::cli::register_command(
         if (export_cmd->parsed()) return run_export_chakra(*export_in, *export_out);
         if (import_cmd->parsed()) return run_import_chakra(*import_in, *import_opts, *import_json);
         if (gen_cmd->parsed()) return run_gen(*gen);
-        if (show_cmd->parsed()) return run_show(*show_file, *show_json);
+        if (show_cmd->parsed()) return run_show(*show_file, *show_json, *show_gpu);
         if (models_cmd->parsed()) return run_models();
         return 2;
       };

@@ -3,6 +3,7 @@
 // `trace import-chakra` convert; bad files are exit 2 naming the file and the JSON path.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -155,4 +156,37 @@ TEST_CASE("trace import-chakra: a graph luwusim did not write needs the model, w
   CHECK(run_luwusim("trace show tw-imported.json").exit_code == 0);
   std::remove("tw-foreign.json");
   std::remove("tw-imported.json");
+}
+
+TEST_CASE("trace show --gpu times one block's kernels on the GPU by the profile's closed forms") {
+  REQUIRE(run_luwusim("trace gen --model gpt3-125m --micro-batch 2 --seq 512 --dtype bf16 -o tg-trace.json").exit_code == 0);
+  const auto r = run_luwusim("trace show tg-trace.json --gpu h100-80gb-sxm --json");
+  REQUIRE(r.exit_code == 0);
+  const auto block = nlohmann::json::parse(r.out)["block_on_gpu"];
+  CHECK(block["gpu"] == "h100-80gb-sxm");
+  // The H100 profile: 989 TFLOP/s bf16 at 0.694, no wave loss; 3.35 TB/s at 0.903 for streams,
+  // 0.467 for a row reduction's bytes.
+  const double matmul = 989e12 * 0.694, stream = 3.35e12 * 0.903, reduction = 3.35e12 * 0.467;
+  for (const char* pass : {"forward", "backward"}) {
+    CAPTURE(pass);
+    const auto& p = block[pass];
+    CHECK(p["layer"] == 1);
+    double sum = 0;
+    for (const auto& k : p["kernels"]) {
+      const double s = k["seconds"].get<double>(), flops = k["flops"].get<double>(), bytes = k["bytes"].get<double>();
+      const std::string name = k["name"].get<std::string>();
+      CAPTURE(name);
+      if (k["kind"] == "gemm") CHECK(s == doctest::Approx(std::max(flops / matmul, bytes / stream)).epsilon(1e-9));
+      if (name.rfind("attention-norm", 0) == 0) CHECK(s == doctest::Approx(bytes / reduction).epsilon(1e-9));
+      if (name.rfind("activation", 0) == 0) CHECK(s == doctest::Approx(bytes / stream).epsilon(1e-9));
+      sum += s;
+    }
+    CHECK(p["seconds"].get<double>() == doctest::Approx(sum).epsilon(1e-12));
+  }
+  // The table says the same in words; a GPU that is no profile is exit 2.
+  CHECK(run_luwusim("trace show tg-trace.json --gpu h100-80gb-sxm").out.find("block 1 forward on h100-80gb-sxm") !=
+        std::string::npos);
+  CHECK(run_luwusim("trace show tg-trace.json --gpu no-such-gpu").exit_code == 2);
+  CHECK(run_luwusim("trace show tg-trace.json --gpu rdma-nic-100g").exit_code == 2);
+  std::remove("tg-trace.json");
 }
