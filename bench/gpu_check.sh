@@ -2,7 +2,7 @@
 # The checks that need an NVIDIA GPU, on a machine that has CUDA and PyTorch but not the
 # simulator's dependencies (SimGrid, Boost, fmt): builds the CUDA optimizer step's test and bench
 # straight from their sources with nvcc and g++, runs them, then measures the GPU's kernel rates
-# (bench/gpu_rates.py).  DOCTEST_DIR names a folder holding doctest/doctest.h where the machine
+# (bench/gpu_rates.py) and one transformer block's forward and backward (bench/gpu_block.py).  DOCTEST_DIR names a folder holding doctest/doctest.h where the machine
 # has none.
 #   bench/gpu_check.sh OUTDIR
 set -eu
@@ -25,3 +25,4 @@ g++ -std=c++20 -O2 -I. -DLUWUSIM_HAVE_CUDA=1 -o "$build/adam_cuda_bench" bench/a
 LD_LIBRARY_PATH="$cudalib:${LD_LIBRARY_PATH:-}" "$build/adam_cuda_test" -s 2>&1 | tee "$out/adam_cuda_test.log"
 LD_LIBRARY_PATH="$cudalib:${LD_LIBRARY_PATH:-}" "$build/adam_cuda_bench" | tee "$out/adam_cuda_bench.jsonl"
 python3 bench/gpu_rates.py "$out"
+python3 bench/gpu_block.py "$out/block.json"
