@@ -55,6 +55,24 @@ void validate_topology(const Topology& topo, const std::string& given_file) {
                              "link \"" + p.name + "\" needs a latency between 0 and 1000 s");
   }
 
+  // A vertex's own rates, where given (0: the default or the profile's): a host slower than
+  // 1 MFLOP/s runs kernels so small in the engine's units that they take no time at all (a
+  // 1e-300 speed gave 0 s of compute), a disk slower than 1 B/s never finishes.
+  for (Vertex v = 0; v < topo.vertex_count(); ++v) {
+    const VertexProps& p = topo[v];
+    auto bounded = [&](double value, const char* field, double low, double high, const char* range) {
+      if (value != 0 && !(value >= low && value <= high))
+        throw luwu::InputError(file, vertex_json_path(v) + "." + field,
+                               "vertex \"" + p.name + "\" needs " + field + " " + range + " (or none: the default)");
+    };
+    bounded(p.speed_flops, "speed_flops", 1e6, 1e21, "between 1 MFLOP/s and 1 ZFLOP/s");
+    bounded(p.read_Bps, "read_Bps", 1, 1e16, "between 1 B/s and 10 PB/s");
+    bounded(p.write_Bps, "write_Bps", 1, 1e16, "between 1 B/s and 10 PB/s");
+    bounded(p.read_write_Bps, "read_write_Bps", 1, 1e16, "between 1 B/s and 10 PB/s");
+    bounded(p.port_Bps, "port_Bps", 1, 1e16, "between 1 B/s and 10 PB/s");
+    bounded(p.capacity_bytes, "capacity_bytes", 1, 1e18, "between 1 B and 1 EB");
+  }
+
   for (Vertex v : topo.network_switches()) {
     const VertexProps& s = topo[v];
     if (s.ports <= 0) throw luwu::InputError(file, vertex_json_path(v) + ".ports", "switch \"" + s.name + "\" needs a port count (ports > 0)");

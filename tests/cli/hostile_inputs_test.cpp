@@ -115,6 +115,16 @@ std::vector<HostileCase> hostile_cases() {
                         "profile": "pcie-gen9-x16"},
                         {"kind": "ethernet", "from": "nic0", "to": "switch", "bandwidth_Bps": "100Gb/s", "latency_s": "1us"}]})");
        }},
+      {"topology file", "a GPU host of 1e-300 FLOP/s (gave 0 s of compute: the engine's work units underflowed)",
+       "topo show hostile-speed.json", 2, "at $.vertices[0].speed_flops",
+       [] {
+         write_text("hostile-speed.json",
+                    R"({"vertices": [{"name": "gpu0", "kind": "gpu", "server": 0, "speed_flops": 1e-300},
+                        {"name": "nic0", "kind": "nic", "server": 0},
+                        {"name": "switch", "kind": "switch", "ports": 2, "port_Bps": "100Gb/s"}],
+                        "links": [{"kind": "pcie", "from": "gpu0", "to": "nic0", "bandwidth_Bps": "25GB/s", "latency_s": "1us"},
+                        {"kind": "ethernet", "from": "nic0", "to": "switch", "bandwidth_Bps": "100Gb/s", "latency_s": "1us"}]})");
+       }},
       {"search", "`/dev/zero`", "search /dev/zero", 2, "is not a regular file"},
       {"compare", "`/dev/zero`", "compare /dev/zero", 2, "is not a regular file"},
       {"`run --timeline`", "a folder that does not exist (was found only after simulating)",
@@ -177,7 +187,8 @@ TEST_CASE("hostile inputs: every door refuses them with its exit code and messag
   }
   for (const char* f : {"hostile-fifo", "hostile-big.json", "hostile-objects.json", "hostile-deep.json", "hostile-name.json", "hostile-efficiency.json",
                         "hostile-deep-sweep.json", "hostile-many.json", "hostile-cut.jsonl", "hostile-cut.csv", "hostile-fold.json", "hostile-cluster.json",
-                        "hostile-deep.chakra.json", "hostile-chakra-out.json", "hostile-cut.et"})
+                        "hostile-deep.chakra.json", "hostile-chakra-out.json", "hostile-cut.et", "hostile-topology.json",
+                        "hostile-speed.json"})
     std::remove(f);
   const std::string doc_path = std::string(LUWUSIM_SOURCE_DIR) + "/docs/hostile-inputs.md";
   const std::string page = render(cases);

@@ -302,6 +302,35 @@ TEST_CASE("validation: a zero bandwidth, a negative latency, a bad unit, a dupli
   CHECK(load_error(j).json_path() == "$.vertices[4].ports");
 }
 
+TEST_CASE("validation: a vertex's own speed, disk rates and capacity are bounded where given") {
+  // A host speed of 1e-300 FLOP/s once gave 0 s of compute: the engine's work units underflowed.
+  luwu::Json j = hand_written();
+  j["vertices"][0]["speed_flops"] = 1e-300;
+  auto e = load_error(j);
+  CHECK(e.json_path() == "$.vertices[0].speed_flops");
+  CHECK(contains(e.what(), "1 MFLOP/s"));
+  j = hand_written();
+  j["vertices"][0]["speed_flops"] = 1e300;
+  CHECK(load_error(j).json_path() == "$.vertices[0].speed_flops");
+  j = hand_written();
+  j["vertices"][4]["port_Bps"] = 1e300;
+  CHECK(load_error(j).json_path() == "$.vertices[4].port_Bps");
+  for (const char* field : {"read_Bps", "write_Bps", "read_write_Bps", "capacity_bytes"}) {
+    CAPTURE(field);
+    j = hand_written();
+    j["vertices"][1][field] = 1e-300;
+    CHECK(load_error(j).json_path() == std::string("$.vertices[1].") + field);
+  }
+  // Absent or 0: the default, as before; a real GPU's speed loads.
+  j = hand_written();
+  j["vertices"][0]["speed_flops"] = 0;
+  j["vertices"][2]["speed_flops"] = "312TFLOP/s";
+  const std::string path = temp_path("speeds.json");
+  write_text(path, j.dump(2));
+  CHECK_NOTHROW(load_topology(path));
+  std::remove(path.c_str());
+}
+
 TEST_CASE("validation: errors are InputErrors, not crashes, for malformed files") {
   std::string path = temp_path("malformed.json");
   write_text(path, "{\"vertices\": [}");
