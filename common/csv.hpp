@@ -3,6 +3,7 @@
 // CR or LF is quoted, its quotes doubled; rows end in LF (pandas and Python's csv read both).
 #include <cstddef>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,8 @@ class CsvRow {
   std::size_t fields_ = 0;
 };
 
-// One CSV record of a line (RFC 4180 quoting; a quoted field may not span lines here).
+// One CSV record of a line (RFC 4180 quoting; a quoted field may not span lines here):
+// std::invalid_argument when a quote opened on the line is not closed on it.
 inline std::vector<std::string> csv_record(const std::string& line) {
   std::vector<std::string> out;
   std::string field;
@@ -60,8 +62,18 @@ inline std::vector<std::string> csv_record(const std::string& line) {
     else if (c == ',' && !quoted) out.push_back(field), field.clear();
     else if (c != '\r') field += c;
   }
+  if (quoted) throw std::invalid_argument("a quoted field is not closed on its line (a quoted field may not span lines here)");
   out.push_back(field);
   return out;
+}
+
+// csv_record of line `n` of `file`, its errors an InputError at that line.
+inline std::vector<std::string> csv_record_at(const std::string& file, std::size_t n, const std::string& line) {
+  try {
+    return csv_record(line);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, "line " + std::to_string(n), e.what());
+  }
 }
 
 // A CSV file's records, header first, with their line numbers: lines starting with # are comments
@@ -80,7 +92,7 @@ inline std::vector<CsvRecord> read_csv_file(const std::string& file) {
   std::string line;
   for (std::size_t n = 1; std::getline(in, line); ++n) {
     if (line.empty() || line == "\r" || line[0] == '#') continue;
-    out.push_back({n, csv_record(line)});
+    out.push_back({n, csv_record_at(file, n, line)});
     if (out.size() > 1 && out.back().fields.size() != out.front().fields.size())
       throw InputError(file, "line " + std::to_string(n),
                        std::to_string(out.back().fields.size()) + " fields where the header has " +

@@ -21,9 +21,21 @@ std::string resolved(const std::string& measurements_file, const std::string& sc
   return (std::filesystem::path(measurements_file).parent_path() / p).lexically_normal().string();
 }
 
+// Above these a value is a slip (a unit, an exponent), not a measurement of one iteration: 1e7 s
+// is 116 days; 1e12 tokens/s is a million times a large cluster's rate.
+constexpr double kMaxMeasuredSeconds = 1e7;
+constexpr double kMaxMeasuredTokensPerSecond = 1e12;
+
+// Empty when v is a plausible measurement of `field`, else why not.
+std::string implausible(const std::string& field, double v) {
+  const double max = field == "tokens_per_s" ? kMaxMeasuredTokensPerSecond : kMaxMeasuredSeconds;
+  if (!(v > 0) || !std::isfinite(v)) return fmt::format("expected a positive measured value, found {}", v);
+  if (v > max) return fmt::format("{} is not a measurement of one iteration (at most {:g} here)", v, max);
+  return "";
+}
+
 double positive(const std::string& file, const std::string& where, const std::string& field, double v) {
-  if (!(v > 0) || !std::isfinite(v))
-    throw InputError(file, where, field + ": expected a positive measured value, found " + fmt::format("{}", v));
+  if (const std::string why = implausible(field, v); !why.empty()) throw InputError(file, where, field + ": " + why);
   return v;
 }
 
@@ -51,7 +63,7 @@ std::vector<Measurement> from_csv(const std::string& file) {
   };
   if (!next()) throw InputError(file, "line 1", "empty file: expected a header");
   const std::string header_line = "line " + std::to_string(n);
-  const auto header = csv_record(line);
+  const auto header = csv_record_at(file, n, line);
   auto column = [&](const std::string& name) -> long {
     for (std::size_t c = 0; c < header.size(); ++c)
       if (header[c] == name) return static_cast<long>(c);
@@ -67,7 +79,7 @@ std::vector<Measurement> from_csv(const std::string& file) {
   std::vector<Measurement> out;
   while (next()) {
     if (line.empty() || line == "\r") continue;
-    const auto rec = csv_record(line);
+    const auto rec = csv_record_at(file, n, line);
     const std::string where = "line " + std::to_string(n);
     if (rec.size() != header.size())
       throw InputError(file, where, fmt::format("{} fields where the header has {}", rec.size(), header.size()));
@@ -115,7 +127,10 @@ std::vector<Measurement> from_json(const std::string& file) {
     m.origin_file = file;
     m.origin_row = row.path();
     for (const auto& f : comparable_fields())
-      if (row.has(f)) m.values[f] = row.at(f).as_positive();
+      if (row.has(f)) {
+        m.values[f] = row.at(f).as_positive();
+        if (const std::string why = implausible(f, m.values[f]); !why.empty()) row.at(f).fail(why);
+      }
     if (m.values.empty()) row.fail("no measured value (give iteration_time_s or a breakdown field)");
     require_scenario_file(m.scenario_file, file, row.at("scenario").path());
     out.push_back(std::move(m));

@@ -92,6 +92,26 @@ TEST_CASE("compare: bad measurements are exit 2 naming the line or the JSON path
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("$.measurements[0].iteration_time_s") != std::string::npos);
   CHECK(r.out.empty());
+
+  // A quote opened and not closed on its line (was read as an empty field, the row taken).
+  std::ofstream("cmp-bad7.csv") << "scenario,system,iteration_time_s,compute_s\n" << kScenario << ",ddp,3.0,\"\n";
+  r = run_luwusim("compare cmp-bad7.csv");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cmp-bad7.csv: at line 2: a quoted field is not closed") != std::string::npos);
+  // A value no iteration takes (was compared, a 100% error): refused at its row or path.
+  std::ofstream("cmp-bad8.csv") << "scenario,system,iteration_time_s\n" << kScenario << ",ddp,1e300\n";
+  r = run_luwusim("compare cmp-bad8.csv");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cmp-bad8.csv: at line 2: iteration_time_s: 1e+300 is not a measurement of one iteration") !=
+        std::string::npos);
+  std::ofstream("cmp-bad9.json") << R"({"measurements": [{"scenario": ")" << kScenario
+                                 << R"(", "system": "ddp", "tokens_per_s": 1e15}]})";
+  r = run_luwusim("compare cmp-bad9.json");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cmp-bad9.json: at $.measurements[0].tokens_per_s") != std::string::npos);
+  for (const char* f : {"cmp-bad1.csv", "cmp-bad2.csv", "cmp-bad3.csv", "cmp-bad4.json", "cmp-bad5.csv", "cmp-bad6.json",
+                        "cmp-bad7.csv", "cmp-bad8.csv", "cmp-bad9.json"})
+    std::remove(f);
 }
 
 TEST_CASE("compare: a measurements CSV that is a FIFO or a device is refused at once, exit 2 naming it") {
