@@ -73,7 +73,7 @@ std::vector<Kernel> unfused_attention(const Dims& d) {
   const double heads = d.a / d.t, head_dim = d.h / d.a, batch = d.b * heads;
   const double scores = batch * d.s * d.s;
   std::vector<Kernel> out{gemm("attention-scores", d.s, d.s, head_dim, d.e, batch)};
-  // The last pass is the softmax, a row reduction; the others (mask add, clamp) stream.
+  // One pass is the softmax, a row reduction; the others (mask, clamp, dropout) stream.
   if (d.score_passes > 0)
     out.push_back(elementwise(kScorePasses, d.e * 2 * d.score_passes * scores, scores, d.e * 2 * scores));
   out.push_back(gemm("attention-context", d.s, head_dim, d.s, d.e, batch));
