@@ -134,4 +134,51 @@ inline GemmFit fit_gemm_ceiling(const GpuSpec& gpu, const std::vector<GemmMeasur
   return fit;
 }
 
+// Fitting the profile's HBM shares to measured streams and row reductions (bench/gpu_rates.py's
+// rates.json): hbm_efficiency is a device copy's rate (bytes read plus written) over the datasheet
+// bandwidth; row_reduction_hbm_efficiency the median share the measured layer norms and softmaxes
+// reach, each counted in the workload's bytes (workloads/kernels.hpp), so that the simulator gives
+// each kernel back its measured time.
+struct ReductionMeasurement {
+  std::string name;
+  double bytes = 0;    // as the workload counts the kernel's traffic
+  double seconds = 0;  // measured
+  std::string origin;  // for messages
+};
+
+struct HbmFit {
+  double hbm_efficiency = 0;
+  double row_reduction_hbm_efficiency = 0;
+  std::size_t reductions = 0;
+  double reduction_share_min = 0, reduction_share_max = 0;
+};
+
+// std::invalid_argument naming the origin when a rate is not positive or beats the datasheet
+// bandwidth (a working set in L2 measures the cache, not HBM), or when no reduction is given.
+inline HbmFit fit_hbm_rates(const GpuSpec& gpu, double copy_Bps, const std::string& copy_origin,
+                            const std::vector<ReductionMeasurement>& reductions) {
+  auto share = [&](double Bps, const std::string& origin) {
+    if (!(Bps > 0) || !std::isfinite(Bps)) throw std::invalid_argument(origin + ": the rate must be positive");
+    const double s = Bps / gpu.hbm_Bps;
+    if (s > 1)
+      throw std::invalid_argument(origin + ": " + std::to_string(Bps / 1e12) + " TB/s is above " + gpu.name +
+                                  "'s HBM bandwidth of " + std::to_string(gpu.hbm_Bps / 1e12) +
+                                  " TB/s: a working set that fits in cache measures the cache");
+    return s;
+  };
+  if (reductions.empty()) throw std::invalid_argument("no layer norm or softmax measured: nothing to fit the row-reduction share to");
+  HbmFit fit;
+  fit.hbm_efficiency = share(copy_Bps, copy_origin);
+  std::vector<double> shares;
+  for (const auto& r : reductions) {
+    if (!(r.seconds > 0)) throw std::invalid_argument(r.origin + ": the time must be positive");
+    shares.push_back(share(r.bytes / r.seconds, r.origin));
+  }
+  fit.reductions = shares.size();
+  fit.reduction_share_min = *std::min_element(shares.begin(), shares.end());
+  fit.reduction_share_max = *std::max_element(shares.begin(), shares.end());
+  fit.row_reduction_hbm_efficiency = detail::median(shares);
+  return fit;
+}
+
 }  // namespace luwu::models

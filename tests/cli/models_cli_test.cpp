@@ -107,6 +107,37 @@ TEST_CASE("profiles list with a bad profile in the profile directory exits 2 nam
   CHECK(has(r.err, "$.fields.line_rate.value"));
 }
 
+TEST_CASE("calibrate-gpu --rates-json: the H100's measured copy and reductions give back its profile's HBM shares") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("luwusim-calibrate-hbm-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "h100-mine.json").string();
+  const std::string rates = std::string(LUWUSIM_SOURCE_DIR) + "/validation/measured/h100-sxm-2026-11-27/rates.json";
+  auto r = run_luwusim("calibrate-gpu --profile h100-80gb-sxm --rates-json " + rates + " -o " + out + " --json");
+  REQUIRE(r.exit_code == 0);
+  const auto hbm = nlohmann::json::parse(r.out)["hbm"];
+  // The copy: 3.026 TB/s of 3.35; the ten norms and softmaxes' median: the profile's 0.467.
+  CHECK(hbm["hbm_efficiency"].get<double>() == doctest::Approx(0.903).epsilon(0.001));
+  CHECK(hbm["row_reduction_hbm_efficiency"].get<double>() == doctest::Approx(0.467).epsilon(0.002));
+  CHECK(hbm["reductions"] == 10);
+  const auto profile = nlohmann::json::parse(read_whole_file(out));
+  CHECK(profile["fields"]["row_reduction_hbm_efficiency"]["source"].get<std::string>().find("rates.json") != std::string::npos);
+  CHECK(run_luwusim("profiles show " + out).exit_code == 0);
+  // A copy faster than the datasheet (a cache, not HBM) is refused at the file; so is asking for nothing.
+  std::ofstream(dir / "fast.json") << R"({"hbm_bytes_per_s": {"copy": 4e12},
+    "elementwise": {"x": {"softmax_fwd": {"bytes": 1e9, "seconds": 1e-3}}}})";
+  auto fast = run_luwusim("calibrate-gpu --profile h100-80gb-sxm --rates-json " + (dir / "fast.json").string() + " -o " + out);
+  CHECK(fast.exit_code == 2);
+  CHECK(has(fast.err, "fast.json"));
+  CHECK(has(fast.err, "above"));
+  std::ofstream(dir / "none.json") << R"({"hbm_bytes_per_s": {"copy": 3e12}, "elementwise": {}})";
+  auto none = run_luwusim("calibrate-gpu --profile h100-80gb-sxm --rates-json " + (dir / "none.json").string() + " -o " + out);
+  CHECK(none.exit_code == 2);
+  CHECK(has(none.err, "no layer_norm_fwd"));
+  CHECK(run_luwusim("calibrate-gpu --profile h100-80gb-sxm -o " + out).exit_code == 2);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("calibrate-gpu: the written profile carries the median share (--fit max: the fastest), a dtype column keeps its rows, a bad file is exit 2") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("luwusim-calibrate-gpu-" + std::to_string(::getpid()));

@@ -155,6 +155,24 @@ TEST_CASE("row reductions go at their own HBM share: closed form, A100 default, 
   CHECK((ratios[4] + ratios[5]) / 2 == doctest::Approx(1).epsilon(0.01));
 }
 
+TEST_CASE("calibrate-gpu's HBM fit: the copy's share, the reductions' median share, rates above the datasheet refused") {
+  GpuSpec g = simple_gpu();  // 1.5 TB/s datasheet
+  // Reductions at 0.3, 0.5 and 0.6 of 1.5 TB/s: 1 GB in 1/0.45e12, 1/0.75e12 and 1/0.9e12 s.
+  const std::vector<ReductionMeasurement> measured = {{"a", 1e9, 1e9 / 0.45e12, "a"},
+                                                      {"b", 1e9, 1e9 / 0.75e12, "b"},
+                                                      {"c", 2e9, 2e9 / 0.9e12, "c"}};
+  const HbmFit fit = fit_hbm_rates(g, 1.35e12, "copy", measured);
+  CHECK(fit.hbm_efficiency == doctest::Approx(0.9));
+  CHECK(fit.row_reduction_hbm_efficiency == doctest::Approx(0.5));
+  CHECK(fit.reductions == 3);
+  CHECK(fit.reduction_share_min == doctest::Approx(0.3));
+  CHECK(fit.reduction_share_max == doctest::Approx(0.6));
+  CHECK_THROWS_WITH_AS(fit_hbm_rates(g, 1.6e12, "the copy", measured), doctest::Contains("the copy"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(fit_hbm_rates(g, 1.35e12, "copy", {{"l2", 1e9, 1e9 / 2e12, "in L2"}}), doctest::Contains("in L2"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(fit_hbm_rates(g, 1.35e12, "copy", {}), std::invalid_argument);
+}
+
 TEST_CASE("V100 profile: no bf16, and its matmul ceiling is flagged an assumption") {
   GpuSpec v100 = gpu_from_profile(find_profile("v100-32gb-sxm"));
   CHECK(v100.gemm_efficiency_max == doctest::Approx(0.48));
