@@ -11,9 +11,12 @@ std::vector<DerivedQuantity> derived_quantities(const Profile& p) {
     out.push_back({"ridge_point_fp16", g.peak_fp16_flops / g.hbm_Bps, "FLOP/B", "peak_fp16_flops / hbm_bandwidth"});
     out.push_back({"achieved_hbm_bandwidth", g.achieved_hbm_Bps(), "B/s", "hbm_bandwidth * hbm_efficiency"});
     const char* formula =
-        "max(2mnk / (peak_fp16_flops * gemm_efficiency_max), 2(mk + kn + mn) / achieved_hbm_bandwidth) / waves, "
-        "waves = tiles / (ceil(tiles / sm_count) sm_count), tiles = ceil(m / kernel_tile) ceil(n / kernel_tile); "
-        "as a fraction of peak";
+        g.gemm_wave_quantization
+            ? "max(2mnk / (peak_fp16_flops * gemm_efficiency_max), 2(mk + kn + mn) / achieved_hbm_bandwidth) / waves, "
+              "waves = tiles / (ceil(tiles / sm_count) sm_count), tiles = ceil(m / kernel_tile) ceil(n / kernel_tile); "
+              "as a fraction of peak"
+            : "max(2mnk / (peak_fp16_flops * gemm_efficiency_max), 2(mk + kn + mn) / achieved_hbm_bandwidth) "
+              "(gemm_wave_quantization false: no wave loss); as a fraction of peak";
     out.push_back({"gemm_efficiency_1024", g.gemm_efficiency(1024, 1024, 1024), "fraction",
                    std::string(formula) + ", m = n = k = 1024"});
     out.push_back({"gemm_efficiency_12288", g.gemm_efficiency(12288, 12288, 12288), "fraction",

@@ -122,6 +122,29 @@ TEST_CASE("A100 and H100 profiles reproduce the measured matmul rates they cite"
   CHECK((ratios[49] + ratios[50]) / 2 == doctest::Approx(1).epsilon(0.002));
 }
 
+// The H200 profile against its own sweep of the same day: within 3.5% on average, the median the
+// model's, and its HBM shares the measured copy's and the reductions' median.
+TEST_CASE("H200 profile reproduces its measured GEMM sweep and HBM rates") {
+  GpuSpec h200 = gpu_from_profile(find_profile("h200-141gb-sxm"));
+  CHECK_FALSE(h200.gemm_wave_quantization);
+  CHECK(h200.achieved_hbm_Bps() == doctest::Approx(4.271e12).epsilon(0.001));
+  const auto records = luwu::read_csv_file(std::string(LUWUSIM_SOURCE_DIR) + "/validation/measured/h200-2026-11-27/gemm.csv");
+  std::vector<double> ratios;
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    const auto& f = records[r].fields;  // m, n, k, dtype, tflops
+    if (f[3] != "bf16") continue;
+    const double m = std::stod(f[0]), n = std::stod(f[1]), k = std::stod(f[2]);
+    if (h200.gemm_tiles(m, n) < h200.sm_count) continue;
+    ratios.push_back(2 * m * n * k / h200.gemm_time_s(m, n, k, Precision::Bf16) / (std::stod(f[4]) * 1e12));
+  }
+  REQUIRE(ratios.size() == 100);
+  double error = 0;
+  for (double x : ratios) error += std::abs(x - 1);
+  CHECK(error / ratios.size() < 0.036);
+  std::sort(ratios.begin(), ratios.end());
+  CHECK((ratios[49] + ratios[50]) / 2 == doctest::Approx(1).epsilon(0.002));
+}
+
 TEST_CASE("row reductions go at their own HBM share: closed form, A100 default, the H100's measured kernels") {
   GpuSpec g = simple_gpu();  // 1.5 TB/s, streams at 0.8
   g.row_reduction_hbm_efficiency = 0.4;
