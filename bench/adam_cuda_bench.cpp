@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "validation/adam_cuda.hpp"
@@ -24,12 +25,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (params < 1 || params > (std::size_t{1} << 34) || repeats < 1 || repeats > 100000) {
+    std::fprintf(stderr, "adam_cuda_bench: --params must be 1 to 2^34 and --repeats 1 to 100000\n");
+    return 2;
+  }
   if (!cuda_device_available()) {
     std::fprintf(stderr, "adam_cuda_bench: no CUDA device\n");
     return 1;
   }
   for (HalfFormat format : {HalfFormat::bf16, HalfFormat::fp16}) {
-    const double s = adam_step_cuda_resident_seconds(format, params, repeats);
+    double s = 0;
+    try {
+      s = adam_step_cuda_resident_seconds(format, params, repeats);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "adam_cuda_bench: %s\n", e.what());
+      return 1;
+    }
     std::printf("{\"kernel\": \"luwusim adam_cuda\", \"format\": \"%s\", \"params\": %zu, \"seconds_per_step\": %.9g, "
                 "\"params_per_s\": %.6g, \"bytes_per_s\": %.6g}\n",
                 format == HalfFormat::bf16 ? "bf16" : "fp16", params, s, params / s, 28.0 * params / s);

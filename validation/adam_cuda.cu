@@ -39,14 +39,65 @@ __global__ void adam_kernel(AdamStepScalars s, float* master, float* m, float* v
 
 unsigned grid_for(size_t n) { return static_cast<unsigned>(n / 256 + 1 < 65535 ? n / 256 + 1 : 65535); }
 
-void launch(const AdamStepScalars& s, HalfFormat format, float* master, float* m, float* v,
-            const unsigned short* grads, unsigned short* out, size_t n) {
-  if (format == HalfFormat::fp16)
-    adam_kernel<true><<<grid_for(n), 256>>>(s, master, m, v, grads, out, n);
-  else
-    adam_kernel<false><<<grid_for(n), 256>>>(s, master, m, v, grads, out, n);
-  check(cudaGetLastError(), "kernel launch");
-}
+// The step's five arrays in HBM, freed however the step ends (a failed CUDA call throws).
+struct DeviceState {
+  size_t count = 0;
+  float *master = nullptr, *m = nullptr, *v = nullptr;
+  unsigned short *grads = nullptr, *out = nullptr;
+
+  explicit DeviceState(size_t n) : count(n) {
+    try {
+      check(cudaMalloc(&master, float_bytes()), "cudaMalloc");
+      check(cudaMalloc(&m, float_bytes()), "cudaMalloc");
+      check(cudaMalloc(&v, float_bytes()), "cudaMalloc");
+      check(cudaMalloc(&grads, half_bytes()), "cudaMalloc");
+      check(cudaMalloc(&out, half_bytes()), "cudaMalloc");
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~DeviceState() { release(); }
+  DeviceState(const DeviceState&) = delete;
+  DeviceState& operator=(const DeviceState&) = delete;
+
+  size_t float_bytes() const { return count * sizeof(float); }
+  size_t half_bytes() const { return count * sizeof(unsigned short); }
+  void launch(const AdamStepScalars& s, HalfFormat format) {
+    if (format == HalfFormat::fp16)
+      adam_kernel<true><<<grid_for(count), 256>>>(s, master, m, v, grads, out, count);
+    else
+      adam_kernel<false><<<grid_for(count), 256>>>(s, master, m, v, grads, out, count);
+    check(cudaGetLastError(), "kernel launch");
+  }
+
+ private:
+  void release() {
+    cudaFree(master);
+    cudaFree(m);
+    cudaFree(v);
+    cudaFree(grads);
+    cudaFree(out);
+  }
+};
+
+// CUDA events, destroyed however the timing ends.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    if (cudaEventCreate(&stop) != cudaSuccess) {
+      cudaEventDestroy(start);
+      throw std::runtime_error("CUDA: cudaEventCreate");
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
 
 }  // namespace
 
@@ -57,68 +108,40 @@ bool cuda_device_available() {
 
 void adam_step_cuda(const AdamStepScalars& s, HalfFormat format, const AdamSlice& x) {
   if (!cuda_device_available()) throw std::runtime_error("CUDA: no device");
-  const size_t n = x.count, fbytes = n * sizeof(float), hbytes = n * sizeof(unsigned short);
-  float *master = nullptr, *m = nullptr, *v = nullptr;
-  unsigned short *grads = nullptr, *out = nullptr;
-  check(cudaMalloc(&master, fbytes), "cudaMalloc");
-  check(cudaMalloc(&m, fbytes), "cudaMalloc");
-  check(cudaMalloc(&v, fbytes), "cudaMalloc");
-  check(cudaMalloc(&grads, hbytes), "cudaMalloc");
-  check(cudaMalloc(&out, hbytes), "cudaMalloc");
-  check(cudaMemcpy(master, x.master, fbytes, cudaMemcpyHostToDevice), "copy in");
-  check(cudaMemcpy(m, x.m, fbytes, cudaMemcpyHostToDevice), "copy in");
-  check(cudaMemcpy(v, x.v, fbytes, cudaMemcpyHostToDevice), "copy in");
-  check(cudaMemcpy(grads, x.gradients, hbytes, cudaMemcpyHostToDevice), "copy in");
-  launch(s, format, master, m, v, grads, out, n);
-  check(cudaMemcpy(x.master, master, fbytes, cudaMemcpyDeviceToHost), "copy out");
-  check(cudaMemcpy(x.m, m, fbytes, cudaMemcpyDeviceToHost), "copy out");
-  check(cudaMemcpy(x.v, v, fbytes, cudaMemcpyDeviceToHost), "copy out");
-  check(cudaMemcpy(x.params_out, out, hbytes, cudaMemcpyDeviceToHost), "copy out");
-  cudaFree(master);
-  cudaFree(m);
-  cudaFree(v);
-  cudaFree(grads);
-  cudaFree(out);
+  DeviceState d(x.count);
+  check(cudaMemcpy(d.master, x.master, d.float_bytes(), cudaMemcpyHostToDevice), "copy in");
+  check(cudaMemcpy(d.m, x.m, d.float_bytes(), cudaMemcpyHostToDevice), "copy in");
+  check(cudaMemcpy(d.v, x.v, d.float_bytes(), cudaMemcpyHostToDevice), "copy in");
+  check(cudaMemcpy(d.grads, x.gradients, d.half_bytes(), cudaMemcpyHostToDevice), "copy in");
+  d.launch(s, format);
+  check(cudaMemcpy(x.master, d.master, d.float_bytes(), cudaMemcpyDeviceToHost), "copy out");
+  check(cudaMemcpy(x.m, d.m, d.float_bytes(), cudaMemcpyDeviceToHost), "copy out");
+  check(cudaMemcpy(x.v, d.v, d.float_bytes(), cudaMemcpyDeviceToHost), "copy out");
+  check(cudaMemcpy(x.params_out, d.out, d.half_bytes(), cudaMemcpyDeviceToHost), "copy out");
 }
 
 double adam_step_cuda_resident_seconds(HalfFormat format, size_t count, int repeats) {
   if (!cuda_device_available()) throw std::runtime_error("CUDA: no device");
   if (count == 0 || repeats < 1) throw std::invalid_argument("adam_step_cuda_resident_seconds: count and repeats must be positive");
-  const size_t fbytes = count * sizeof(float), hbytes = count * sizeof(unsigned short);
-  float *master = nullptr, *m = nullptr, *v = nullptr;
-  unsigned short *grads = nullptr, *out = nullptr;
-  check(cudaMalloc(&master, fbytes), "cudaMalloc");
-  check(cudaMalloc(&m, fbytes), "cudaMalloc");
-  check(cudaMalloc(&v, fbytes), "cudaMalloc");
-  check(cudaMalloc(&grads, hbytes), "cudaMalloc");
-  check(cudaMalloc(&out, hbytes), "cudaMalloc");
+  DeviceState d(count);
   // 0x3c00 is 1.0 in fp16 and a small normal number in bf16: the arithmetic runs on finite values.
-  check(cudaMemset(master, 0, fbytes), "cudaMemset");
-  check(cudaMemset(m, 0, fbytes), "cudaMemset");
-  check(cudaMemset(v, 0, fbytes), "cudaMemset");
-  check(cudaMemset(grads, 0x3c, hbytes), "cudaMemset");
+  check(cudaMemset(d.master, 0, d.float_bytes()), "cudaMemset");
+  check(cudaMemset(d.m, 0, d.float_bytes()), "cudaMemset");
+  check(cudaMemset(d.v, 0, d.float_bytes()), "cudaMemset");
+  check(cudaMemset(d.grads, 0x3c, d.half_bytes()), "cudaMemset");
   AdamHyperparameters h;
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  launch(AdamStepScalars::for_step(h, 1), format, master, m, v, grads, out, count);
+  EventPair events;
+  d.launch(AdamStepScalars::for_step(h, 1), format);
   std::vector<float> ms;
   for (int r = 0; r < repeats; ++r) {
-    check(cudaEventRecord(start), "cudaEventRecord");
-    launch(AdamStepScalars::for_step(h, r + 2), format, master, m, v, grads, out, count);
-    check(cudaEventRecord(stop), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    check(cudaEventRecord(events.start), "cudaEventRecord");
+    d.launch(AdamStepScalars::for_step(h, r + 2), format);
+    check(cudaEventRecord(events.stop), "cudaEventRecord");
+    check(cudaEventSynchronize(events.stop), "cudaEventSynchronize");
     float elapsed = 0;
-    check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
+    check(cudaEventElapsedTime(&elapsed, events.start, events.stop), "cudaEventElapsedTime");
     ms.push_back(elapsed);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaFree(master);
-  cudaFree(m);
-  cudaFree(v);
-  cudaFree(grads);
-  cudaFree(out);
   std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
   return ms[ms.size() / 2] * 1e-3;
 }
