@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.hpp"
+#include "common/input_error.hpp"
 #include "common/units.hpp"
 #include "models/gpu.hpp"
 #include "models/profile.hpp"
@@ -142,7 +143,14 @@ void print_block_timing(const Trace& t, const luwu::models::GpuSpec& gpu) {
 int run_show(const std::string& file, bool json, const std::string& gpu_profile) {
   Trace t = load_trace(file);
   std::optional<luwu::models::GpuSpec> gpu;
-  if (!gpu_profile.empty()) gpu = luwu::models::gpu_from_profile(luwu::models::find_profile(gpu_profile));
+  if (!gpu_profile.empty()) {
+    gpu = luwu::models::gpu_from_profile(luwu::models::find_profile(gpu_profile));
+    try {  // refused before anything is printed
+      gpu->peak_flops(luwu::sim::precision_of(t.training.dtype));
+    } catch (const std::invalid_argument& e) {
+      throw luwu::InputError(file, "$.training.dtype", std::string(e.what()) + ", the trace's precision (--gpu " + gpu_profile + ")");
+    }
+  }
   if (json) {
     luwu::Json summary = trace_summary_json(t);
     summary["file"] = file;

@@ -188,5 +188,10 @@ TEST_CASE("trace show --gpu times one block's kernels on the GPU by the profile'
         std::string::npos);
   CHECK(run_luwusim("trace show tg-trace.json --gpu no-such-gpu").exit_code == 2);
   CHECK(run_luwusim("trace show tg-trace.json --gpu rdma-nic-100g").exit_code == 2);
+  // A GPU without the trace's precision: refused before the summary is printed.
+  const auto v100 = run_luwusim("trace show tg-trace.json --gpu v100-32gb-sxm");
+  CHECK(v100.exit_code == 2);
+  CHECK(v100.out.empty());
+  CHECK(v100.err.find("does not support bf16") != std::string::npos);
   std::remove("tg-trace.json");
 }
