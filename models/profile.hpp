@@ -111,4 +111,18 @@ luwu::Json profile_to_json(const Profile& profile);
 // InputError naming profile.file and "$.kind" unless profile.kind is one of `kinds`.
 void require_kind(const Profile& profile, const std::vector<std::string>& kinds);
 
+// The profile kinds each spec is built from, written once: the spec constructors require them
+// (specs.cpp) and a scenario's cluster roles are checked against them (sim/experiment/scenario.cpp).
+namespace spec_kinds {
+inline const std::vector<std::string> gpu{"gpu"};
+inline const std::vector<std::string> pcie{"pcie"};
+inline const std::vector<std::string> nvlink{"nvlink", "nvswitch"};
+inline const std::vector<std::string> nic{"nic", "smartnic"};
+inline const std::vector<std::string> smartnic{"smartnic"};
+inline const std::vector<std::string> network_switch{"switch"};
+inline const std::vector<std::string> ssd{"ssd"};
+inline const std::vector<std::string> memory{"memory", "host"};  // a memory device, or a host's DRAM
+inline const std::vector<std::string> host{"host"};
+}  // namespace spec_kinds
+
 }  // namespace luwu::models

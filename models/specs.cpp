@@ -73,7 +73,7 @@ double GpuSpec::elementwise_time_s(double flops, double bytes, double reduction_
 }
 
 GpuSpec gpu_from_profile(const Profile& p) {
-  require_kind(p, {"gpu"});
+  require_kind(p, spec_kinds::gpu);
   GpuSpec g;
   g.name = p.name;
   g.peak_fp16_flops = p.get("peak_fp16_flops");
@@ -97,7 +97,7 @@ GpuSpec gpu_from_profile(const Profile& p) {
 // ---- links ----
 
 PcieSpec pcie_from_profile(const Profile& p) {
-  require_kind(p, {"pcie"});
+  require_kind(p, spec_kinds::pcie);
   PcieSpec s;
   s.generation = static_cast<int>(p.get("generation"));
   s.lanes = static_cast<int>(p.get("lanes"));
@@ -114,14 +114,14 @@ PcieSpec pcie_from_profile(const Profile& p) {
 }
 
 NvlinkSpec nvlink_from_profile(const Profile& p) {
-  require_kind(p, {"nvlink", "nvswitch"});
+  require_kind(p, spec_kinds::nvlink);
   return NvlinkSpec{p.get("per_direction_bandwidth"), p.get("latency"), static_cast<int>(p.get_or("gpus", 0)),
                     p.get_or("nccl_ring_bus_bandwidth", 0), p.get_or("nccl_ring_step_overhead", 0),
                     p.get_or("nccl_ring_small_step_overhead", 0), p.get_or("nccl_ring_large_buffer", 0)};
 }
 
 NicSpec nic_from_profile(const Profile& p) {
-  require_kind(p, {"nic", "smartnic"});
+  require_kind(p, spec_kinds::nic);
   return NicSpec{p.get("line_rate"), p.get("mtu"), p.get("header_overhead"), p.get("latency")};
 }
 
@@ -140,7 +140,7 @@ double SmartNicSpec::stream_Bps(double packet_bytes, int streams) const {
 }
 
 SmartNicSpec smartnic_from_profile(const Profile& p) {
-  require_kind(p, {"smartnic"});
+  require_kind(p, spec_kinds::smartnic);
   SmartNicSpec s;
   s.nic = nic_from_profile(p);
   s.packets_per_s = p.get("packet_rate");
@@ -178,7 +178,7 @@ double SwitchSpec::aggregation_throughput_Bps(double rtt_s, double line_rate_Bps
 }
 
 SwitchSpec switch_from_profile(const Profile& p) {
-  require_kind(p, {"switch"});
+  require_kind(p, spec_kinds::network_switch);
   SwitchSpec s;
   s.ports = static_cast<int>(p.get("ports"));
   s.port_Bps = p.get("port_rate");
@@ -231,7 +231,7 @@ SsdSpec behind_interface(SsdSpec s, double interface_Bps) {
 }
 
 SsdSpec ssd_from_profile(const Profile& p) {
-  require_kind(p, {"ssd"});
+  require_kind(p, spec_kinds::ssd);
   SsdSpec s{p.get("read_bandwidth"), p.get("write_bandwidth"), p.get("capacity"), p.get("latency")};
   s.read_write_Bps = p.get_or("read_write_bandwidth", std::max(s.read_Bps, s.write_Bps));
   if (p.has("pcie_generation") != p.has("pcie_lanes")) {
@@ -257,14 +257,14 @@ SsdSpec ssd_from_profile(const Profile& p) {
 }
 
 MemorySpec memory_from_profile(const Profile& p) {
-  require_kind(p, {"memory", "host"});
+  require_kind(p, spec_kinds::memory);
   std::string prefix = p.kind == "host" ? "dram_" : "";
   return MemorySpec{p.get(prefix + "capacity"), p.get(prefix + "theoretical_bandwidth"),
                     p.get(prefix + "stream_efficiency"), p.get_or(prefix + "latency", 0)};
 }
 
 CpuSpec cpu_from_profile(const Profile& p) {
-  require_kind(p, {"host"});
+  require_kind(p, spec_kinds::host);
   CpuSpec c;
   c.cores = static_cast<int>(p.get("cores"));
   c.memory_Bps = memory_from_profile(p).achieved_Bps();

@@ -62,14 +62,15 @@ bool is_shipped(const std::string& name) {
 
 // The kinds of profile a cluster role takes (the builders and specs require the same).
 std::vector<std::string> role_kinds(const std::string& role) {
-  if (role == "gpu") return {"gpu"};
-  if (role == "nic" || role == "optimizer_nic" || role == "parameter_server_nic") return {"nic", "smartnic"};
-  if (role == "host" || role == "optimizer_host" || role == "parameter_server_host") return {"host"};
-  if (role == "pcie") return {"pcie"};
-  if (role == "nvlink") return {"nvlink", "nvswitch"};
-  if (role == "ssd" || role == "optimizer_ssd") return {"ssd"};
-  if (role == "switch") return {"switch"};
-  if (role == "cxl") return {"memory"};
+  namespace kinds = models::spec_kinds;
+  if (role == "gpu") return kinds::gpu;
+  if (role == "nic" || role == "optimizer_nic" || role == "parameter_server_nic") return kinds::nic;
+  if (role == "host" || role == "optimizer_host" || role == "parameter_server_host") return kinds::host;
+  if (role == "pcie") return kinds::pcie;
+  if (role == "nvlink") return kinds::nvlink;
+  if (role == "ssd" || role == "optimizer_ssd") return kinds::ssd;
+  if (role == "switch") return kinds::network_switch;
+  if (role == "cxl") return {"memory"};  // an expander: a memory profile, not a host's DRAM
   return {};
 }
 
