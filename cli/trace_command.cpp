@@ -99,7 +99,7 @@ struct BlockTiming {
 BlockTiming first_block(const Trace& t) {
   BlockTiming b;
   for (const auto& op : t.ops) {
-    if (op.layer >= t.layers.size() || t.layers[op.layer].kind != LayerKind::Transformer) continue;
+    if (static_cast<std::size_t>(op.layer) >= t.layers.size() || t.layers[op.layer].kind != LayerKind::Transformer) continue;
     if (!b.forward && op.kind == OpKind::Forward) b.forward = &op;
     if (b.forward && !b.backward && op.kind == OpKind::Backward && op.layer == b.forward->layer) b.backward = &op;
   }
@@ -162,13 +162,9 @@ int run_show(const std::string& file, bool json, const std::string& gpu_profile)
   std::uint64_t grad_bytes = 0;
   for (const auto& op : t.ops) grad_bytes += op.grad_bytes;
   std::cout << fmt::format("trace {}\n", file);
-  std::cout << fmt::format("model            {}: {} blocks, hidden {}, {} heads ({} kv), FFN {} {}{}, vocab {}\n",
+  std::cout << fmt::format("model            {}: {} blocks, hidden {}, {} heads ({} kv), FFN {}, vocab {}\n",
                            t.model.name, t.model.layers, t.model.hidden, t.model.heads, t.model.kv_heads,
-                           t.model.ffn_hidden, to_string(t.model.ffn_kind),
-                           t.model.moe() ? fmt::format(" x {} experts, {} per token", t.model.experts,
-                                                       t.model.experts_per_token)
-                                         : "",
-                           t.model.vocab);
+                           describe_ffn(t.model), t.model.vocab);
   std::cout << fmt::format("training         micro-batch {} x seq {} tokens x grad-accum {}, recompute {}, {}{}\n",
                            t.training.micro_batch, t.training.seq_len, t.training.grad_accum,
                            t.training.recompute ? "on" : "off", to_string(t.training.dtype),
@@ -262,7 +258,7 @@ int run_import_chakra(const std::string& file, const GenOptions& o, bool json_re
 }
 
 int run_models() {
-  // ffn: width and kind; a mixture of experts adds x<experts>/<per token>.
+  // ffn: width and kind; a mixture of experts: the expert's, x<experts>/<per token>[+<shared>s][, <dense blocks>d].
   std::cout << fmt::format("{:<16} {:>7} {:>7} {:>6} {:>5} {:>7} {:>7} {:>7} {:>10}  {}\n", "model", "layers", "hidden",
                            "heads", "kv", "ffn", "vocab", "max_seq", "params", "source");
   for (const auto& name : catalog_model_names()) {
@@ -272,7 +268,10 @@ int run_models() {
     Trace t = generate_trace(m, tiny);
     std::cout << fmt::format("{:<16} {:>7} {:>7} {:>6} {:>5} {:>7} {:>7} {:>7} {:>10}  {}\n", name, m.layers, m.hidden,
                              m.heads, m.kv_heads,
-                             m.moe() ? fmt::format("{} {} x{}/{}", m.ffn_hidden, to_string(m.ffn_kind), m.experts, m.experts_per_token)
+                             m.moe() ? fmt::format("{} {} x{}/{}{}{}", m.expert_width(), to_string(m.ffn_kind), m.experts,
+                                                   m.experts_per_token,
+                                                   m.shared_experts > 0 ? fmt::format("+{}s", m.shared_experts) : "",
+                                                   m.dense_layers > 0 ? fmt::format(", {}d", m.dense_layers) : "")
                                      : fmt::format("{} {}", m.ffn_hidden, to_string(m.ffn_kind)),
                              m.vocab,
                              m.max_seq, units::count(static_cast<double>(t.total_params())),

@@ -25,6 +25,8 @@ struct Dims {
   double experts;     // mixture of experts: E (0: a dense FFN)
   double topk;        // experts per token
   double rows;        // the GEMM rows of each expert (expert_rows)
+  double fe;          // each expert's inner width (expert_width)
+  double fs;          // the shared experts' FFN width (0: none)
 };
 
 Kernel with_params(Kernel k, double matrix, double bias, bool biases) {
@@ -108,16 +110,26 @@ std::vector<Kernel> dense_ffn(const Dims& d) {
 // token copied to its k experts), every expert's up, activation and down as one batched kernel
 // of E GEMMs of `rows` rows each, and the weighted combine of each token's k outputs.
 std::vector<Kernel> expert_ffn(const Dims& d) {
-  const double up = d.swiglu ? 2 * d.f : d.f, E = d.experts, rows = E * d.rows;
+  const double up = d.swiglu ? 2 * d.fe : d.fe, E = d.experts, rows = E * d.rows;
   Kernel router = gemm("router", d.T, E, d.h, d.e);
   router.params = static_cast<std::uint64_t>(d.h * E);
-  return {router,
-          elementwise("router-topk", d.e * (d.T * E + 2 * d.T * d.topk), d.T * d.topk),
-          elementwise("dispatch", d.e * (d.T * d.h + rows * d.h), rows * d.h),
-          with_params(gemm("experts-up", d.rows, up / d.t, d.h, d.e, E), E * d.h * (up / d.t), E * (up / d.t), d.biases),
-          elementwise("activation", d.e * (d.swiglu ? 3 : 2) * rows * (d.f / d.t), rows * (d.f / d.t)),
-          with_params(gemm("experts-down", d.rows, d.h, d.f / d.t, d.e, E), E * (d.f / d.t) * d.h, E * d.h, d.biases),
-          elementwise("combine", d.e * (rows * d.h + d.T * d.h), d.T * d.h)};
+  std::vector<Kernel> out{
+      router,
+      elementwise("router-topk", d.e * (d.T * E + 2 * d.T * d.topk), d.T * d.topk),
+      elementwise("dispatch", d.e * (d.T * d.h + rows * d.h), rows * d.h),
+      with_params(gemm("experts-up", d.rows, up / d.t, d.h, d.e, E), E * d.h * (up / d.t), E * (up / d.t), d.biases),
+      elementwise("activation", d.e * (d.swiglu ? 3 : 2) * rows * (d.fe / d.t), rows * (d.fe / d.t)),
+      with_params(gemm("experts-down", d.rows, d.h, d.fe / d.t, d.e, E), E * (d.fe / d.t) * d.h, E * d.h, d.biases),
+      elementwise("combine", d.e * (rows * d.h + d.T * d.h), d.T * d.h)};
+  if (d.fs > 0) {  // DeepSeekMoE's shared experts: one FFN on every token, added to the routed output
+    const double shared_up = d.swiglu ? 2 * d.fs : d.fs;
+    out.push_back(with_params(gemm("shared-experts-up", d.T, shared_up / d.t, d.h, d.e), d.h * (shared_up / d.t),
+                              shared_up / d.t, d.biases));
+    out.push_back(elementwise("shared-activation", d.e * (d.swiglu ? 3 : 2) * d.T * (d.fs / d.t), d.T * (d.fs / d.t)));
+    out.push_back(with_params(gemm("shared-experts-down", d.T, d.h, d.fs / d.t, d.e), (d.fs / d.t) * d.h, d.h, d.biases));
+    out.push_back(elementwise("shared-add", d.e * 3 * d.T * d.h, d.T * d.h));
+  }
+  return out;
 }
 
 // Column-parallel GEMMs (QKV, FFN up) have n / t output features, row-parallel ones
@@ -195,6 +207,8 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.experts = m.experts;
   d.topk = m.experts_per_token;
   d.rows = static_cast<double>(expert_rows(m, t));
+  d.fe = m.expert_width();
+  d.fs = static_cast<double>(m.shared_experts) * m.expert_width();
 
   std::vector<Kernel> forward;
   switch (layer) {

@@ -28,6 +28,10 @@
 //   activation      elementwise  over E R x f
 //   experts-down    batched GEMM E GEMMs of R x f by f x h
 //   combine         elementwise  reads the E R x h expert outputs, writes T x h
+// each expert f = expert_width() wide; with shared experts (DeepSeekMoE) then, on all T tokens:
+//   shared-experts-up GEMM T x h by h x fs (fs = shared_experts x expert width; SwiGLU: 2 fs),
+//   shared-activation, shared-experts-down GEMM T x fs by fs x h, and shared-add (3 T x h elements).
+// A mixture's dense blocks (dense_layers) run the dense FFN above.
 // Backward runs them in reverse; each GEMM C = A B becomes two of equal FLOPs, the input gradient
 // dA = dC B^T (T x n by n x k) and the weight gradient dB = A^T dC (k x T by T x n); attention's
 // backward has twice its forward FLOPs (plus Q K^T once more when memory-efficient, as the

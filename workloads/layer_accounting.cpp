@@ -22,20 +22,24 @@ u64 attention_matrix_params(const ModelConfig& m) {
   const u64 h = m.hidden, kv = m.kv_width();
   return 2 * h * h + 2 * h * kv;
 }
-u64 ffn_matrix_params(const ModelConfig& m) {
-  const u64 h = m.hidden, f = m.ffn_hidden;
-  return (m.ffn_kind == FfnKind::Gelu ? 2 : 3) * h * f;
-}
-// The FFNs of a block: one, or E experts.
+// One FFN of inner width f: GELU's two matrices, SwiGLU's three.
+u64 ffn_matrix_params(const ModelConfig& m, u64 f) { return (m.ffn_kind == FfnKind::Gelu ? 2 : 3) * static_cast<u64>(m.hidden) * f; }
+// Its up-projection's output width (SwiGLU: gate and up) and its biases.
+u64 ffn_up_width(const ModelConfig& m, u64 f) { return m.ffn_kind == FfnKind::Gelu ? f : 2 * f; }
+// The FFNs of a block: one, or E experts, each expert_width() wide.
 u64 ffn_count(const ModelConfig& m) { return m.moe() ? static_cast<u64>(m.experts) : 1; }
+u64 ffn_width(const ModelConfig& m) { return static_cast<u64>(m.moe() ? m.expert_width() : m.ffn_hidden); }
+// The shared experts of a mixture, one FFN of their summed width (0: none).
+u64 shared_ffn_width(const ModelConfig& m) {
+  return m.moe() ? static_cast<u64>(m.shared_experts) * static_cast<u64>(m.expert_width()) : 0;
+}
 // The router of a mixture of experts: an h x E matrix, no bias.
 u64 router_params(const ModelConfig& m) { return m.moe() ? static_cast<u64>(m.hidden) * m.experts : 0; }
 u64 block_bias_params(const ModelConfig& m) {
   if (!m.biases) return 0;
-  const u64 h = m.hidden, kv = m.kv_width(), f = m.ffn_hidden;
+  const u64 h = m.hidden, kv = m.kv_width(), fs = shared_ffn_width(m);
   const u64 attention = h + 2 * kv + h;  // Q, K, V, O
-  const u64 ffn = m.ffn_kind == FfnKind::Gelu ? f + h : 2 * f + h;
-  return attention + ffn_count(m) * ffn;
+  return attention + ffn_count(m) * (ffn_up_width(m, ffn_width(m)) + h) + (fs > 0 ? ffn_up_width(m, fs) + h : 0);
 }
 
 }  // namespace
@@ -51,8 +55,8 @@ u64 embedding_params(const ModelConfig& m) {
 }
 
 u64 transformer_block_params(const ModelConfig& m) {
-  return attention_matrix_params(m) + ffn_count(m) * ffn_matrix_params(m) + router_params(m) + block_bias_params(m) +
-         2 * norm_params(m);
+  return attention_matrix_params(m) + ffn_count(m) * ffn_matrix_params(m, ffn_width(m)) +
+         ffn_matrix_params(m, shared_ffn_width(m)) + router_params(m) + block_bias_params(m) + 2 * norm_params(m);
 }
 
 u64 expert_rows(const ModelConfig& m, const TrainingConfig& t) {
@@ -70,7 +74,7 @@ u64 head_params(const ModelConfig& m) {
 
 LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp, LayerKind kind,
                              bool head_owns_tied_matrix) {
-  const u64 b = t.micro_batch, s = t.seq_len, h = m.hidden, a = m.heads, kv = m.kv_width(), f = m.ffn_hidden;
+  const u64 b = t.micro_batch, s = t.seq_len, h = m.hidden, a = m.heads, kv = m.kv_width();
   const u64 V = tp.vocab_rows(static_cast<u64>(m.vocab));  // this GPU's vocabulary rows
   const u64 e = bytes_per_element(t.dtype);
   const u64 tokens = b * s;
@@ -88,16 +92,21 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
       return layer;
     case LayerKind::Transformer: {
       // Column-parallel biases (QKV, FFN up) split, row-parallel ones (attention-out, FFN down) whole.
-      // Experts are split as the dense FFN is; the router is whole on every tensor rank.
-      const u64 up = m.ffn_kind == FfnKind::Gelu ? f : 2 * f;
+      // Experts (and the shared experts' FFN) are split as the dense FFN is; the router is whole on
+      // every tensor rank.
+      const u64 fe = ffn_width(m), fs = shared_ffn_width(m);
       const u64 ffns = ffn_count(m), rows = ffns * expert_rows(m, t);  // rows: the FFN's GEMM rows, all experts
-      const u64 biases = m.biases ? tp.split(h + 2 * kv) + h + ffns * (tp.split(up) + h) : 0;
-      layer.params = layer.params_used = tp.split(attention_matrix_params(m)) + ffns * tp.split(ffn_matrix_params(m)) +
-                                         router_params(m) + biases + 2 * norm_params(m);
+      const u64 biases = m.biases ? tp.split(h + 2 * kv) + h + ffns * (tp.split(ffn_up_width(m, fe)) + h) +
+                                        (fs > 0 ? tp.split(ffn_up_width(m, fs)) + h : 0)
+                                  : 0;
+      const u64 ffn_matrices = ffns * tp.split(ffn_matrix_params(m, fe)) + tp.split(ffn_matrix_params(m, fs));
+      layer.params = layer.params_used =
+          tp.split(attention_matrix_params(m)) + ffn_matrices + router_params(m) + biases + 2 * norm_params(m);
       const u64 local_h = tp.split(h);
       layer.forward_flops = 2.0 * static_cast<double>(tokens) *
-                                static_cast<double>(tp.split(attention_matrix_params(m)) + router_params(m)) +
-                            2.0 * static_cast<double>(rows) * static_cast<double>(tp.split(ffn_matrix_params(m))) +
+                                static_cast<double>(tp.split(attention_matrix_params(m)) + router_params(m) +
+                                                    tp.split(ffn_matrix_params(m, fs))) +
+                            2.0 * static_cast<double>(rows) * static_cast<double>(tp.split(ffn_matrix_params(m, fe))) +
                             4.0 * static_cast<double>(b) * static_cast<double>(s) * static_cast<double>(s) *
                                 static_cast<double>(local_h);
       layer.backward_flops = 2 * layer.forward_flops;
@@ -110,7 +119,8 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
       // Inside the split regions / t; the rest whole, or sequence-split.
       const u64 ffn_wide_tensors = m.ffn_kind == FfnKind::Gelu ? 2 : 3;
       const u64 split_elements =
-          tp.split(sbh /*Q*/ + 2 * tokens * kv /*K, V*/ + sbh /*out-proj in*/ + ffn_wide_tensors * rows * f + 2 * scores);
+          tp.split(sbh /*Q*/ + 2 * tokens * kv /*K, V*/ + sbh /*out-proj in*/ +
+                   ffn_wide_tensors * (rows * fe + tokens * fs) + 2 * scores);
       // A mixture of experts also keeps the router's scores, the dispatched inputs and the expert outputs.
       const u64 moe_elements = m.moe() ? tokens * static_cast<u64>(m.experts) + 2 * rows * h : 0;
       const u64 whole_elements = tp.sequence_split(sbh /*QKV in*/ + 2 * sbh /*norm inputs*/ + sbh /*FFN in*/) + moe_elements;
@@ -131,15 +141,19 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
   return layer;
 }
 
+LayerInfo block_layer_info(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp, int block) {
+  const bool dense = m.moe() && m.dense_block(block);
+  LayerInfo layer = sharded_layer_info(dense ? m.with_dense_ffn() : m, t, tp, LayerKind::Transformer);
+  layer.name = "block_" + std::to_string(block);
+  layer.dense_ffn = dense;
+  return layer;
+}
+
 std::vector<LayerInfo> layer_infos(const ModelConfig& m, const TrainingConfig& t) {
   std::vector<LayerInfo> layers;
   layers.reserve(static_cast<std::size_t>(m.layers) + 2);
   layers.push_back(sharded_layer_info(m, t, {}, LayerKind::Embedding));
-  LayerInfo block = sharded_layer_info(m, t, {}, LayerKind::Transformer);
-  for (int i = 0; i < m.layers; ++i) {
-    block.name = "block_" + std::to_string(i);
-    layers.push_back(block);
-  }
+  for (int i = 0; i < m.layers; ++i) layers.push_back(block_layer_info(m, t, {}, i));
   layers.push_back(sharded_layer_info(m, t, {}, LayerKind::Head));
   return layers;
 }

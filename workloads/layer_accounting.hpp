@@ -26,6 +26,8 @@
 //   used by some token of a micro-batch, so `params_used` is every expert's.  Kept for backward,
 //   besides the dense block's tensors with E rows in place of T in the FFN's f-wide ones: the
 //   router's T x E scores, the dispatched expert inputs and the expert outputs (E rows x h each).
+//   Each expert is expert_width() wide; shared experts are one FFN of their summed width on all T
+//   tokens; the first dense_layers blocks are dense blocks of ffn_hidden (block_layer_info).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,19 +50,28 @@ struct LayerInfo {
   double backward_flops = 0;     // per micro-batch
   std::uint64_t activation_bytes = 0;  // kept for backward without checkpointing, per micro-batch
   std::uint64_t checkpoint_bytes = 0;  // kept with full checkpointing (== activation_bytes for embedding and head)
+  // A dense block of a mixture of experts (ModelConfig::dense_layers): its numbers, kernels and
+  // collectives are those of ModelConfig::with_dense_ffn.  Derived from the block's place, never
+  // read from a file.
+  bool dense_ffn = false;
 
   bool operator==(const LayerInfo&) const = default;
 };
 
 // Parameter counts of the pieces, for the whole model's sum and for tests.
 std::uint64_t embedding_params(const ModelConfig& model);    // tokens (+ learned positions)
-std::uint64_t transformer_block_params(const ModelConfig& model);
+std::uint64_t transformer_block_params(const ModelConfig& model);  // a mixture's: a block with experts
 std::uint64_t head_params(const ModelConfig& model);         // final norm (+ LM head when untied)
 std::uint64_t lm_head_matrix_params(const ModelConfig& model);  // vocab x hidden
 std::uint64_t norm_params(const ModelConfig& model);            // gain (+ bias for LayerNorm)
 // Mixture of experts: the tokens each expert's GEMMs run per micro-batch, ceil(c T k / E) (c the
 // capacity factor, T = micro_batch x seq_len, k experts per token); a dense model: T.
 std::uint64_t expert_rows(const ModelConfig& model, const TrainingConfig& training);
+
+// Block `block` (0-based) of the model, named "block_<block>": a dense block for a mixture's first
+// dense_layers (LayerInfo::dense_ffn), otherwise sharded_layer_info's block.
+LayerInfo block_layer_info(const ModelConfig& model, const TrainingConfig& training, const TensorSharding& sharding,
+                           int block);
 
 // L + 2 layers in execution order; the training config gives b, s and the element type.
 std::vector<LayerInfo> layer_infos(const ModelConfig& model, const TrainingConfig& training);

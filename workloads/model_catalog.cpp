@@ -35,6 +35,11 @@ const char* const kMixtral =
     "Mixtral of Experts, Jiang et al. 2024 (arXiv 2401.04088) table 1 and the released config.json files: "
     "8 experts per block, 2 per token, SwiGLU experts, grouped-query attention (8 KV heads), RMSNorm, rotary "
     "positions, no biases, untied LM head; published as 46.7B total, 12.9B active (8x7B) and 141B, 39B (8x22B)";
+const char* const kDeepSeekMoe =
+    "DeepSeekMoE, Dai et al. 2024 (arXiv 2401.06066) and the released deepseek-moe-16b-base config.json: 28 blocks, "
+    "hidden 2048, 16 heads, the first block dense (FFN 10944), the other 27 with 64 routed experts of width 1408, "
+    "6 per token, and 2 shared experts; SwiGLU, RMSNorm, rotary positions, no biases, untied LM head, vocabulary "
+    "102400, context 4096; published as 16.4B total, 2.8B activated";
 const char* const kBert =
     "BERT paper, Devlin et al. 2019 (arXiv 1810.04805); 24 layers, 1024 hidden, 16 heads, FFN 4096, "
     "WordPiece vocabulary 30522, 512 positions; MLM decoder tied (token-type rows, pooler and the MLM "
@@ -46,10 +51,15 @@ ModelConfig entry(const char* name, int layers, int hidden, int heads, int kv_he
   return ModelConfig{name, layers, hidden, heads, kv_heads, ffn, kind, vocab, max_seq, tied, norm, pos, biases, 0, 0, source};
 }
 
-// A mixture of experts: `experts` FFNs of width ffn per block, `per_token` of them per token.
-ModelConfig with_experts(ModelConfig m, int experts, int per_token) {
+// A mixture of experts: `experts` FFNs of width ffn per block, `per_token` of them per token;
+// fine-grained (DeepSeekMoE): experts of width `expert_ffn`, `shared` of them always active, the
+// first `dense` blocks dense with the entry's ffn.
+ModelConfig with_experts(ModelConfig m, int experts, int per_token, int expert_ffn = 0, int shared = 0, int dense = 0) {
   m.experts = experts;
   m.experts_per_token = per_token;
+  m.expert_ffn_hidden = expert_ffn;
+  m.shared_experts = shared;
+  m.dense_layers = dense;
   return m;
 }
 
@@ -91,6 +101,8 @@ const std::map<std::string, ModelConfig>& catalog() {
                            kMixtral), 8, 2),
         with_experts(entry("mixtral-8x22b", 56, 6144, 48, 8, 16384, SwiGlu, 32768, 65536, false, RmsNorm, Rotary, false,
                            kMixtral), 8, 2),
+        with_experts(entry("deepseek-moe-16b", 28, 2048, 16, 16, 10944, SwiGlu, 102400, 4096, false, RmsNorm, Rotary,
+                           false, kDeepSeekMoe), 64, 6, 1408, 2, 1),
     };
     std::map<std::string, ModelConfig> byName;
     for (auto& m : list) byName.emplace(m.name, m);

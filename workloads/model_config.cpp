@@ -1,5 +1,7 @@
 #include "workloads/model_config.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include <fmt/format.h>
@@ -30,8 +32,8 @@ constexpr std::int64_t kMaxExperts = 1 << 16;
 // computed in floating point so that it cannot wrap.
 long double parameter_upper_bound(const ModelConfig& m) {
   const long double h = m.hidden, kv = m.kv_width(), f = m.ffn_hidden, V = m.vocab, S = m.max_seq;
-  const long double experts = m.moe() ? m.experts : 1;
-  const long double block = 2 * h * h + 2 * h * kv + experts * (3 * h * f + 2 * f + h) + h * experts + (4 * h + 2 * kv) + 4 * h;
+  const long double experts = m.moe() ? m.experts + m.shared_experts : 1, fe = std::max<long double>(f, m.expert_width());
+  const long double block = 2 * h * h + 2 * h * kv + experts * (3 * h * fe + 2 * fe + h) + h * experts + (4 * h + 2 * kv) + 4 * h;
   return m.layers * block + 2 * V * h + S * h + 2 * h;
 }
 
@@ -47,7 +49,8 @@ bool repeats_catalog_entry(const JsonNode& node, const std::string& name) {
 
 ModelConfig model_from_json(const JsonNode& node) {
   node.only_keys({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn_kind", "vocab", "max_seq",
-                  "tied_embeddings", "norm", "position_embedding", "biases", "experts", "experts_per_token", "source"});
+                  "tied_embeddings", "norm", "position_embedding", "biases", "experts", "experts_per_token",
+                  "expert_ffn_hidden", "shared_experts", "dense_layers", "source"});
   ModelConfig m;
   m.name = node.has("name") ? node.at("name").as_string() : "custom";
   if (m.name.empty()) node.at("name").fail("the name must not be empty");
@@ -86,6 +89,13 @@ ModelConfig model_from_json(const JsonNode& node) {
     m.experts = static_cast<int>(node.at("experts").as_int(2, kMaxExperts));
     m.experts_per_token = static_cast<int>(node.at("experts_per_token").as_int(1, m.experts));
   }
+  for (const char* key : {"expert_ffn_hidden", "shared_experts", "dense_layers"})
+    if (node.has(key) && !m.moe())
+      node.at(key).fail(std::string("\"") + key + "\" describes a mixture of experts: it needs \"experts\" and \"experts_per_token\"");
+  if (node.has("expert_ffn_hidden")) m.expert_ffn_hidden = positive_int(node.at("expert_ffn_hidden"));
+  if (node.has("shared_experts")) m.shared_experts = static_cast<int>(node.at("shared_experts").as_int(0, kMaxExperts));
+  if (node.has("dense_layers"))
+    m.dense_layers = static_cast<int>(node.at("dense_layers").as_int(0, std::max<std::int64_t>(0, m.layers - 1)));
 
   if (m.kv_heads > m.heads)
     node.at("kv_heads").fail("kv_heads (" + std::to_string(m.kv_heads) + ") exceeds heads (" + std::to_string(m.heads) + ")");
@@ -119,9 +129,22 @@ Json model_to_json(const ModelConfig& m) {
   if (m.moe()) {
     j["experts"] = m.experts;
     j["experts_per_token"] = m.experts_per_token;
+    if (m.expert_ffn_hidden > 0) j["expert_ffn_hidden"] = m.expert_ffn_hidden;
+    if (m.shared_experts > 0) j["shared_experts"] = m.shared_experts;
+    if (m.dense_layers > 0) j["dense_layers"] = m.dense_layers;
   }
   j["source"] = m.source;
   return j;
+}
+
+std::string describe_ffn(const ModelConfig& m) {
+  if (!m.moe()) return fmt::format("{} {}", m.ffn_hidden, to_string(m.ffn_kind));
+  std::string s = fmt::format("{} {} x {} experts, {} per token", m.expert_width(), to_string(m.ffn_kind), m.experts,
+                              m.experts_per_token);
+  if (m.shared_experts > 0) s += fmt::format(", {} shared", m.shared_experts);
+  if (m.dense_layers > 0)
+    s += fmt::format("; {} dense block{} of {}", m.dense_layers, m.dense_layers == 1 ? "" : "s", m.ffn_hidden);
+  return s;
 }
 
 bool operator==(const ModelConfig& a, const ModelConfig& b) { return model_to_json(a) == model_to_json(b); }

@@ -34,22 +34,46 @@ struct ModelConfig {
   int experts = 0;
   int experts_per_token = 0;
   std::string source;   // where the numbers come from (paper, table)
+  // Fine-grained experts (DeepSeekMoE, Dai et al. 2024, arXiv 2401.06066, section 3): experts
+  // narrower than the dense FFN, `shared_experts` of them that every token goes through (run as one
+  // FFN of shared_experts x expert width, as DeepSeek's code does), and the first `dense_layers`
+  // blocks with a dense FFN of ffn_hidden (its config's first_k_dense_replace).  Mixture of
+  // experts only; 0 each: an expert is ffn_hidden wide, none shared, every block a mixture.
+  int expert_ffn_hidden = 0;
+  int shared_experts = 0;
+  int dense_layers = 0;
 
   bool moe() const { return experts > 0; }
+  // Each routed (and shared) expert's inner width.
+  int expert_width() const { return expert_ffn_hidden > 0 ? expert_ffn_hidden : ffn_hidden; }
+  // Whether block `block` (0-based) has a dense FFN: every block of a dense model, the first
+  // dense_layers of a mixture.
+  bool dense_block(int block) const { return !moe() || block < dense_layers; }
+  // The model a dense block of this one is a block of: the same but with a dense FFN of ffn_hidden.
+  ModelConfig with_dense_ffn() const {
+    ModelConfig m = *this;
+    m.experts = m.experts_per_token = m.expert_ffn_hidden = m.shared_experts = m.dense_layers = 0;
+    return m;
+  }
 
   // Width of the K and V projections: hidden * kv_heads / heads.
   long long kv_width() const { return static_cast<long long>(hidden) * kv_heads / heads; }
 };
 
 std::string to_string(FfnKind);
+// The FFN in a line: "10944 swiglu", and for a mixture "14336 swiglu x 8 experts, 2 per token" or,
+// fine-grained, "experts 1408 swiglu x 64, 6 per token, 2 shared; 1 dense block of 10944".
+std::string describe_ffn(const ModelConfig& model);
 std::string to_string(NormKind);
 std::string to_string(PositionEmbedding);
 
 // An inline model: {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn_kind",
 // "vocab", "max_seq", "tied_embeddings", "norm", "position_embedding", "biases", "experts",
-// "experts_per_token", "source"}.
+// "experts_per_token", "expert_ffn_hidden", "shared_experts", "dense_layers", "source"}.
 // Mixture of experts: "experts" (at least 2) and "experts_per_token" (1 to experts) together;
-// written back only for such models, so a dense model's JSON is as it was.
+// written back only for such models, so a dense model's JSON is as it was.  "expert_ffn_hidden",
+// "shared_experts" and "dense_layers" (fewer than "layers") only with them, written back only
+// where not 0.
 // Required: layers, hidden, heads, vocab, max_seq.  Defaults describe a GPT-style model:
 // kv_heads = heads, ffn_kind "gelu", ffn_hidden = 4 * hidden (required for "swiglu"),
 // tied_embeddings true, norm "layernorm", position_embedding "learned", biases true,

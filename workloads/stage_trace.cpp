@@ -14,12 +14,8 @@ std::vector<LayerInfo> stage_layer_infos(const ModelConfig& model, const Trainin
   std::vector<LayerInfo> layers;
   layers.reserve(static_cast<std::size_t>(chunks.size() * chunks.front().count) + 2);
   if (stage == 0) layers.push_back(sharded_layer_info(model, training, sharding, LayerKind::Embedding));
-  LayerInfo block = sharded_layer_info(model, training, sharding, LayerKind::Transformer);
   for (const StageBlocks& blocks : chunks)
-    for (int i = 0; i < blocks.count; ++i) {
-      block.name = "block_" + std::to_string(blocks.first + i);
-      layers.push_back(block);
-    }
+    for (int i = 0; i < blocks.count; ++i) layers.push_back(block_layer_info(model, training, sharding, blocks.first + i));
   // The last stage keeps its own copy of a tied matrix when the embedding is elsewhere.
   if (stage == layout.pipeline - 1)
     layers.push_back(sharded_layer_info(model, training, sharding, LayerKind::Head, layout.pipeline > 1));

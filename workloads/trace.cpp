@@ -65,7 +65,8 @@ double Trace::model_flops() const {
   double sum = 0;
   for (const auto& op : ops) {
     if (op.kind != OpKind::Forward && op.kind != OpKind::Backward) continue;
-    const bool block = layers.at(static_cast<std::size_t>(op.layer)).kind == LayerKind::Transformer;
+    const LayerInfo& layer = layers.at(static_cast<std::size_t>(op.layer));
+    const bool block = layer.kind == LayerKind::Transformer && !layer.dense_ffn;  // a block with experts
     sum += op.flops - (block ? (op.kind == OpKind::Backward ? 2 : 1) * padding : 0);
   }
   return sum;
@@ -107,9 +108,11 @@ void validate_training(const ModelConfig& model, const TrainingConfig& t) {
   // activations could not be counted.  A generous bound per layer: 4 B x tokens x (12 h + 3 f + V)
   // plus 5 B x heads x s^2 x b of attention scores and masks.
   const long double b = t.micro_batch, s = t.seq_len, tokens = b * s;
-  const long double expert_copies = model.moe() ? model.experts_per_token * t.expert_capacity_factor + 1.0L : 1.0L;
+  const long double expert_copies =
+      model.moe() ? model.experts_per_token * t.expert_capacity_factor + model.shared_experts + 1.0L : 1.0L;
+  const long double ffn_width = std::max(model.ffn_hidden, model.expert_width());
   const long double per_layer =
-      4.0L * tokens * (12.0L * model.hidden + 3.0L * model.ffn_hidden * expert_copies + 2.0L * model.hidden * expert_copies +
+      4.0L * tokens * (12.0L * model.hidden + 3.0L * ffn_width * expert_copies + 2.0L * model.hidden * expert_copies +
                        model.experts + model.vocab) +
       5.0L * model.heads * s * s * b;
   if (per_layer * (model.layers + 2.0L) >= 0x1p62L)
@@ -130,7 +133,7 @@ class KernelLists {
               std::vector<std::vector<Kernel>>& lists)
       : model_(model), training_(training), sharding_(sharding), lists_(lists) {}
 
-  int index(LayerKind layer, OpKind op) {
+  int index(const LayerInfo& layer, OpKind op) {
     if (!is_compute(op)) {  // communication launches no kernels here
       if (empty_ < 0) {
         empty_ = static_cast<int>(lists_.size());
@@ -139,10 +142,13 @@ class KernelLists {
       return empty_;
     }
     if (op == OpKind::Recompute) op = OpKind::Forward;  // the same kernels again
-    int& slot = index_[static_cast<int>(layer)][op == OpKind::Backward ? 1 : 0];
+    // A mixture's dense blocks have their own lists (slot 3).
+    const int kind = layer.dense_ffn ? 3 : static_cast<int>(layer.kind);
+    int& slot = index_[kind][op == OpKind::Backward ? 1 : 0];
     if (slot < 0) {
       slot = static_cast<int>(lists_.size());
-      lists_.push_back(layer_kernels(model_, training_, layer, op, sharding_));
+      lists_.push_back(
+          layer_kernels(layer.dense_ffn ? model_.with_dense_ffn() : model_, training_, layer.kind, op, sharding_));
     }
     return slot;
   }
@@ -152,7 +158,7 @@ class KernelLists {
   const TrainingConfig& training_;
   TensorSharding sharding_;
   std::vector<std::vector<Kernel>>& lists_;
-  int index_[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+  int index_[4][2] = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
   int empty_ = -1;
 };
 
@@ -161,7 +167,7 @@ class KernelLists {
 void assign_kernels(Trace& trace) {
   trace.kernel_lists.clear();
   KernelLists lists(trace.model, trace.training, trace.layout.sharding(), trace.kernel_lists);
-  for (auto& op : trace.ops) op.kernels = lists.index(trace.layers.at(static_cast<std::size_t>(op.layer)).kind, op.kind);
+  for (auto& op : trace.ops) op.kernels = lists.index(trace.layers.at(static_cast<std::size_t>(op.layer)), op.kind);
 }
 
 Trace generate_trace(const ModelConfig& model, const TrainingConfig& training) {

@@ -264,12 +264,17 @@ Trace trace_from_json(const JsonNode& node) {
                 std::to_string(blocks) + " blocks" + (last ? ", head" : "") +
                 (stages > 1 ? " of stage " + std::to_string(trace.stage) + " of " + std::to_string(stages) : "") +
                 "), found " + std::to_string(layers.size()));
+  std::vector<int> block_index;  // each block's place in the model, in the stage's order
+  for (const StageBlocks& chunk : stage_chunk_blocks(trace.model.layers, trace.layout, trace.stage))
+    for (int b = 0; b < chunk.count; ++b) block_index.push_back(chunk.first + b);
   for (std::size_t i = 0; i < layers.size(); ++i) {
     LayerInfo l = layer_from_json(layers.at(i));
     LayerKind expected = first && i == 0                  ? LayerKind::Embedding
                          : last && i + 1 == layers.size() ? LayerKind::Head
                                                           : LayerKind::Transformer;
     if (l.kind != expected) layers.at(i).at("kind").fail("expected \"" + to_string(expected) + "\" at this position");
+    if (l.kind == LayerKind::Transformer)
+      l.dense_ffn = trace.model.moe() && trace.model.dense_block(block_index.at(i - (first ? 1 : 0)));
     trace.layers.push_back(std::move(l));
   }
   std::uint64_t params = 0;  // no wrap: below 2^58 + 2^62 at each check

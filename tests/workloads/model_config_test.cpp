@@ -37,11 +37,11 @@ std::uint64_t total_params(const ModelConfig& m) {
 
 TEST_CASE("the catalog holds the published models sorted and with sources") {
   auto names = catalog_model_names();
-  CHECK(names.size() == 28);
+  CHECK(names.size() == 29);
   CHECK(std::is_sorted(names.begin(), names.end()));
   for (const char* n : {"gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b",
                         "gpt3-175b", "megatron-18.4b", "megatron-39.1b", "megatron-76.1b", "megatron-145.6b", "opt-30b",
-                        "opt-66b", "llama2-7b", "llama2-13b", "llama2-70b", "bert-large"}) {
+                        "opt-66b", "llama2-7b", "llama2-13b", "llama2-70b", "bert-large", "mixtral-8x7b", "deepseek-moe-16b"}) {
     const ModelConfig* m = find_catalog_model(n);
     REQUIRE_MESSAGE(m != nullptr, n);
     CHECK(m->name == n);

@@ -2,6 +2,7 @@
 // kernels against the closed forms of top-k routing, and the settings' doors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/input_error.hpp"
@@ -150,4 +151,63 @@ TEST_CASE("inline mixtures of experts: both fields, in range, and a dense model'
   CHECK(j.at("experts") == 8);
   CHECK(model_from_json(JsonNode(j, "m.json")) == mixtral);
   CHECK(model_to_json(*find_catalog_model("llama2-7b")).count("experts") == 0);
+}
+
+TEST_CASE("DeepSeekMoE 16B: fine-grained and shared experts, a dense first block, DeepSeek's 16.4B and 2.8B") {
+  // By hand from the released config: attention 4 h^2 (16 of 16 KV heads, no biases); block 0 a
+  // SwiGLU FFN of 10944; blocks 1..27 64 routed experts of 1408, 2 shared (one FFN of 2816), the
+  // router h x 64; two RMSNorms per block; untied embedding and LM head V h each; the final norm.
+  const double h = 2048, V = 102400, T = 4096, s = 4096;
+  const double attention = 4 * h * h, norms = 2 * h;
+  const double dense_block = attention + 3 * h * 10944 + norms;
+  const double moe_block = attention + 64 * 3 * h * 1408 + 3 * h * 2816 + 64 * h + norms;
+  const auto& m = *find_catalog_model("deepseek-moe-16b");
+  const Trace trace = generate_trace(m, tokens(1, 4096));
+  CHECK(static_cast<double>(trace.total_params()) == dense_block + 27 * moe_block + 2 * V * h + h);
+  CHECK(static_cast<double>(trace.total_params()) == doctest::Approx(16.4e9).epsilon(0.002));
+  CHECK(trace.layers.at(1).dense_ffn);
+  CHECK_FALSE(trace.layers.at(2).dense_ffn);
+  CHECK(static_cast<double>(trace.layers.at(1).params) == dense_block);
+  CHECK(static_cast<double>(trace.layers.at(2).params) == moe_block);
+
+  // Top-6 of 64: each expert runs T x 6 / 64 = 384 rows; a token passes through 6 routed experts,
+  // the shared FFN and the router.
+  CHECK(expert_rows(m, tokens(1, 4096)) == 384);
+  const double active_moe = attention + 6 * 3 * h * 1408 + 3 * h * 2816 + 64 * h;
+  CHECK(trace.ops.at(1).flops == doctest::Approx(2 * T * (attention + 3 * h * 10944) + 4 * s * s * h).epsilon(1e-12));
+  CHECK(trace.ops.at(2).flops == doctest::Approx(2 * T * active_moe + 4 * s * s * h).epsilon(1e-12));
+  // Activated parameters per token (norms and both vocabulary matrices included): 2.8B published.
+  const double active = dense_block + 27 * (active_moe + norms) + 2 * V * h + h;
+  CHECK(active == doctest::Approx(2.8e9).epsilon(0.02));
+
+  // Kernels: block 0 the dense FFN's, the others the experts' and then the shared FFN's.
+  std::vector<std::string> dense_names, moe_names;
+  for (const auto& k : trace.kernels_of(trace.ops.at(1))) dense_names.push_back(k.name);
+  for (const auto& k : trace.kernels_of(trace.ops.at(2))) moe_names.push_back(k.name);
+  CHECK(std::find(dense_names.begin(), dense_names.end(), "ffn-up") != dense_names.end());
+  CHECK(std::find(dense_names.begin(), dense_names.end(), "router") == dense_names.end());
+  const std::vector<std::string> tail(moe_names.end() - 5, moe_names.end());
+  CHECK(tail == std::vector<std::string>{"shared-experts-up", "shared-activation", "shared-experts-down", "shared-add",
+                                         "residual"});
+  for (const auto& k : trace.kernels_of(trace.ops.at(2)))
+    if (k.name == "experts-up") CHECK(k.gemm == GemmShape{384, 2 * 1408, 2048, 64});
+    else if (k.name == "shared-experts-up") CHECK(k.gemm == GemmShape{4096, 2 * 2816, 2048, 1});
+
+  // Through JSON and back, the dense block found again from its place.
+  const Json j = trace_to_json(trace);
+  CHECK(j.at("model").at("dense_layers") == 1);
+  CHECK(trace_from_json(JsonNode(j, "ds.json")).layers == trace.layers);
+}
+
+TEST_CASE("fine-grained expert fields: only on a mixture, in range, written back only where set") {
+  const std::string base = R"("layers": 3, "hidden": 64, "heads": 4, "vocab": 100, "max_seq": 32)";
+  const std::string moe = base + R"(, "experts": 8, "experts_per_token": 2)";
+  CHECK(model_error_path("{" + moe + R"(, "expert_ffn_hidden": 32, "shared_experts": 1, "dense_layers": 2})") == "");
+  CHECK(model_error_path("{" + base + R"(, "shared_experts": 1})") == "$.shared_experts");
+  CHECK(model_error_path("{" + base + R"(, "dense_layers": 1})") == "$.dense_layers");
+  CHECK(model_error_path("{" + moe + R"(, "dense_layers": 3})") == "$.dense_layers");  // no block with experts left
+  CHECK(model_error_path("{" + moe + R"(, "expert_ffn_hidden": 0})") == "$.expert_ffn_hidden");
+  CHECK(model_to_json(*find_catalog_model("mixtral-8x7b")).count("shared_experts") == 0);
+  const auto& ds = *find_catalog_model("deepseek-moe-16b");
+  CHECK(model_from_json(JsonNode(model_to_json(ds), "m.json")) == ds);
 }
