@@ -38,6 +38,7 @@ struct GenOptions {
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
   int data_parallel = 1;
+  int expert_parallel = 1;
   bool sequence_parallel = false;
   std::string pipeline_schedule = "1f1b";
   int layers_per_virtual_stage = 0;
@@ -50,6 +51,7 @@ ParallelLayout layout_of(const GenOptions& o) {
   layout.tensor = o.tensor_parallel;
   layout.pipeline = o.pipeline_parallel;
   layout.data = o.data_parallel;
+  layout.expert = o.expert_parallel;
   layout.sequence_parallel = o.sequence_parallel;
   layout.pipeline_schedule = luwu::choose(o.pipeline_schedule, pipeline_schedule_choices(), "pipeline schedule");
   layout.layers_per_virtual_stage = o.layers_per_virtual_stage;
@@ -173,8 +175,9 @@ int run_show(const std::string& file, bool json, const std::string& gpu_profile)
     std::string blocks;
     for (const StageBlocks& chunk : stage_chunk_blocks(t.model.layers, t.layout, t.stage))
       blocks += fmt::format("{}{}..{}", blocks.empty() ? "" : ", ", chunk.first, chunk.first + chunk.count - 1);
-    std::cout << fmt::format("layout           tensor {} x pipeline {} x data {}{}, {}{}; stage {} of {}: blocks {}\n",
+    std::cout << fmt::format("layout           tensor {} x pipeline {} x data {}{}{}, {}{}; stage {} of {}: blocks {}\n",
                              t.layout.tensor, t.layout.pipeline, t.layout.data,
+                             t.layout.expert > 1 ? fmt::format(" (experts over {})", t.layout.expert) : "",
                              t.layout.sequence_parallel ? " (sequence parallel)" : "", to_string(t.layout.pipeline_schedule),
                              t.layout.interleaved()
                                  ? fmt::format(" interleaved, {} chunks of {} blocks", t.layout.virtual_stages(t.model.layers),
@@ -185,8 +188,10 @@ int run_show(const std::string& file, bool json, const std::string& gpu_profile)
                                                    t.comm_bytes_of(OpKind::TensorReduceScatter) +
                                                    t.comm_bytes_of(OpKind::TensorAllGather));
     const double sent = static_cast<double>(t.comm_bytes_of(OpKind::SendActivation) + t.comm_bytes_of(OpKind::SendGradient));
-    std::cout << fmt::format("communication    {} in tensor-parallel collectives, {} sent to neighbour stages\n",
-                             units::bytes(collectives), units::bytes(sent));
+    const double all_to_all = static_cast<double>(t.comm_bytes_of(OpKind::ExpertAllToAll));
+    std::cout << fmt::format("communication    {} in tensor-parallel collectives, {} sent to neighbour stages{}\n",
+                             units::bytes(collectives), units::bytes(sent),
+                             all_to_all > 0 ? ", " + units::bytes(all_to_all) + " in expert all-to-alls" : "");
   }
   std::cout << fmt::format("params           {} ({} at {} B/param)\n", units::count(static_cast<double>(t.total_params())),
                            units::bytes(static_cast<double>(t.param_bytes())), e);
@@ -300,6 +305,10 @@ const bool registered = luwu::cli::register_command(
       gen_cmd->add_option("--pipeline-parallel", gen->pipeline_parallel, "Pipeline stages the blocks are split over")
           ->capture_default_str();
       gen_cmd->add_option("--data-parallel", gen->data_parallel, "Replicas (recorded in the trace; one GPU's trace does not change)")
+          ->capture_default_str();
+      gen_cmd->add_option("--expert-parallel", gen->expert_parallel,
+                          "A mixture's experts spread over this many data-parallel ranks (divides --data-parallel): "
+                          "experts / it per GPU, the dispatch and combine all-to-alls over them")
           ->capture_default_str();
       gen_cmd->add_option("--stage", gen->stage, "The pipeline stage whose GPU the trace is of, from 0")->capture_default_str();
       gen_cmd->add_flag("--sequence-parallel", gen->sequence_parallel,

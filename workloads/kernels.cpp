@@ -27,6 +27,7 @@ struct Dims {
   double rows;        // the GEMM rows of each expert (expert_rows)
   double fe;          // each expert's inner width (expert_width)
   double fs;          // the shared experts' FFN width (0: none)
+  double ep;          // expert-parallel GPUs: this one holds experts / ep, each running ep x rows
 };
 
 Kernel with_params(Kernel k, double matrix, double bias, bool biases) {
@@ -111,15 +112,18 @@ std::vector<Kernel> dense_ffn(const Dims& d) {
 // of E GEMMs of `rows` rows each, and the weighted combine of each token's k outputs.
 std::vector<Kernel> expert_ffn(const Dims& d) {
   const double up = d.swiglu ? 2 * d.fe : d.fe, E = d.experts, rows = E * d.rows;
+  const double local = E / d.ep, local_rows = d.rows * d.ep;  // this GPU's experts and their rows
   Kernel router = gemm("router", d.T, E, d.h, d.e);
   router.params = static_cast<std::uint64_t>(d.h * E);
   std::vector<Kernel> out{
       router,
       elementwise("router-topk", d.e * (d.T * E + 2 * d.T * d.topk), d.T * d.topk),
       elementwise("dispatch", d.e * (d.T * d.h + rows * d.h), rows * d.h),
-      with_params(gemm("experts-up", d.rows, up / d.t, d.h, d.e, E), E * d.h * (up / d.t), E * (up / d.t), d.biases),
+      with_params(gemm("experts-up", local_rows, up / d.t, d.h, d.e, local), local * d.h * (up / d.t), local * (up / d.t),
+                  d.biases),
       elementwise("activation", d.e * (d.swiglu ? 3 : 2) * rows * (d.fe / d.t), rows * (d.fe / d.t)),
-      with_params(gemm("experts-down", d.rows, d.h, d.fe / d.t, d.e, E), E * (d.fe / d.t) * d.h, E * d.h, d.biases),
+      with_params(gemm("experts-down", local_rows, d.h, d.fe / d.t, d.e, local), local * (d.fe / d.t) * d.h, local * d.h,
+                  d.biases),
       elementwise("combine", d.e * (rows * d.h + d.T * d.h), d.T * d.h)};
   if (d.fs > 0) {  // DeepSeekMoE's shared experts: one FFN on every token, added to the routed output
     const double shared_up = d.swiglu ? 2 * d.fs : d.fs;
@@ -209,6 +213,7 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.rows = static_cast<double>(expert_rows(m, t));
   d.fe = m.expert_width();
   d.fs = static_cast<double>(m.shared_experts) * m.expert_width();
+  d.ep = tp.expert;
 
   std::vector<Kernel> forward;
   switch (layer) {

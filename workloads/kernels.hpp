@@ -114,14 +114,17 @@ enum class OpKind {
   SendActivation,
   RecvActivation,
   SendGradient,
-  RecvGradient
+  RecvGradient,
+  ExpertAllToAll
 };
 std::string to_string(OpKind);
 inline bool is_compute(OpKind k) { return k == OpKind::Forward || k == OpKind::Recompute || k == OpKind::Backward; }
 inline bool is_tensor_collective(OpKind k) {
   return k == OpKind::TensorAllReduce || k == OpKind::TensorReduceScatter || k == OpKind::TensorAllGather;
 }
-inline bool is_pipeline_transfer(OpKind k) { return !is_compute(k) && !is_tensor_collective(k); }
+inline bool is_pipeline_transfer(OpKind k) {
+  return k == OpKind::SendActivation || k == OpKind::RecvActivation || k == OpKind::SendGradient || k == OpKind::RecvGradient;
+}
 
 // The kernels of one op of a layer of that kind (Recompute launches Forward's kernels), on one GPU
 // of a tensor-parallel group (tensor_sharding.hpp; the default is the whole layer): GEMMs and

@@ -95,7 +95,9 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
       // Experts (and the shared experts' FFN) are split as the dense FFN is; the router is whole on
       // every tensor rank.
       const u64 fe = ffn_width(m), fs = shared_ffn_width(m);
-      const u64 ffns = ffn_count(m), rows = ffns * expert_rows(m, t);  // rows: the FFN's GEMM rows, all experts
+      // rows: the FFN's GEMM rows, all experts; with expert parallelism this GPU holds ffns of them,
+      // each running the rows of every GPU of its group, the same rows in all.
+      const u64 rows = ffn_count(m) * expert_rows(m, t), ffns = m.moe() ? ffn_count(m) / static_cast<u64>(tp.expert) : 1;
       const u64 biases = m.biases ? tp.split(h + 2 * kv) + h + ffns * (tp.split(ffn_up_width(m, fe)) + h) +
                                         (fs > 0 ? tp.split(ffn_up_width(m, fs)) + h : 0)
                                   : 0;
@@ -141,11 +143,18 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
   return layer;
 }
 
+std::uint64_t expert_params(const ModelConfig& m, const TensorSharding& tp) {
+  if (!m.moe()) return 0;
+  const u64 fe = ffn_width(m), bias = m.biases ? tp.split(ffn_up_width(m, fe)) + m.hidden : 0;
+  return ffn_count(m) / static_cast<u64>(tp.expert) * (tp.split(ffn_matrix_params(m, fe)) + bias);
+}
+
 LayerInfo block_layer_info(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp, int block) {
   const bool dense = m.moe() && m.dense_block(block);
   LayerInfo layer = sharded_layer_info(dense ? m.with_dense_ffn() : m, t, tp, LayerKind::Transformer);
   layer.name = "block_" + std::to_string(block);
   layer.dense_ffn = dense;
+  layer.expert_params = dense ? 0 : expert_params(m, tp);
   return layer;
 }
 

@@ -54,6 +54,9 @@ struct LayerInfo {
   // collectives are those of ModelConfig::with_dense_ffn.  Derived from the block's place, never
   // read from a file.
   bool dense_ffn = false;
+  // Of `params`, the routed experts' (a mixture's blocks with experts; this GPU's share of them with
+  // expert parallelism): what is reduced over the expert-data-parallel group.  Derived, as dense_ffn.
+  std::uint64_t expert_params = 0;
 
   bool operator==(const LayerInfo&) const = default;
 };
@@ -67,6 +70,9 @@ std::uint64_t norm_params(const ModelConfig& model);            // gain (+ bias 
 // Mixture of experts: the tokens each expert's GEMMs run per micro-batch, ceil(c T k / E) (c the
 // capacity factor, T = micro_batch x seq_len, k experts per token); a dense model: T.
 std::uint64_t expert_rows(const ModelConfig& model, const TrainingConfig& training);
+
+// The routed experts' parameters of one block with experts on one GPU (0 for a dense model).
+std::uint64_t expert_params(const ModelConfig& model, const TensorSharding& sharding);
 
 // Block `block` (0-based) of the model, named "block_<block>": a dense block for a mixture's first
 // dense_layers (LayerInfo::dense_ffn), otherwise sharded_layer_info's block.

@@ -38,6 +38,19 @@ std::optional<LayoutProblem> layout_problem(const ModelConfig& m, const Training
   if (auto p = divides(l.tensor, m.hidden, "the hidden width")) return p;
   if (auto p = divides(l.tensor, m.ffn_hidden, "the FFN width")) return p;
   if (auto p = divides(l.tensor, m.kv_width(), "the K and V width")) return p;
+  if (auto p = range_problem("expert", l.expert, kMaxDataParallel)) return p;
+  if (l.expert > 1) {
+    const std::string ep = "expert parallelism " + std::to_string(l.expert);
+    if (!m.moe()) return LayoutProblem{"expert", ep + " spreads a mixture's experts: " + m.name + " has none"};
+    if (m.experts % l.expert != 0)
+      return LayoutProblem{"expert", ep + " must divide the experts (" + std::to_string(m.experts) + ")"};
+    if (l.data % l.expert != 0)
+      return LayoutProblem{"expert", ep + " spreads the experts over data-parallel ranks: it must divide data (" +
+                                         std::to_string(l.data) + ")"};
+    if (l.tensor > 1)
+      return LayoutProblem{"expert", ep + " with tensor parallelism is not modelled (Megatron-Core's expert tensor "
+                                          "parallelism): use tensor 1"};
+  }
   if (l.pipeline > m.layers)
     return LayoutProblem{"pipeline", "pipeline parallelism " + std::to_string(l.pipeline) + " exceeds " + m.name + "'s " +
                                          std::to_string(m.layers) + " blocks: every stage needs at least one"};
@@ -91,7 +104,7 @@ std::vector<StageBlocks> stage_chunk_blocks(int blocks, const ParallelLayout& la
 
 ParallelLayout layout_from_json(const JsonNode& node, const ModelConfig& model, const TrainingConfig& training) {
   node.only_keys({"tensor", "pipeline", "data", "sequence_parallel", "pipeline_schedule",
-                  "num_layers_per_virtual_pipeline_stage", "scatter_gather_tensors_in_pipeline"});
+                  "num_layers_per_virtual_pipeline_stage", "scatter_gather_tensors_in_pipeline", "expert"});
   ParallelLayout l;
   l.tensor = static_cast<int>(node.get_int("tensor", l.tensor, 1, kMaxTensorParallel));
   l.pipeline = static_cast<int>(node.get_int("pipeline", l.pipeline, 1, kMaxPipelineParallel));
@@ -103,6 +116,10 @@ ParallelLayout layout_from_json(const JsonNode& node, const ModelConfig& model, 
       static_cast<int>(node.get_int("num_layers_per_virtual_pipeline_stage", 0, 0, kMaxPipelineParallel));
   l.scatter_gather_tensors_in_pipeline =
       node.get_bool("scatter_gather_tensors_in_pipeline", l.scatter_gather_tensors_in_pipeline);
+  l.expert = static_cast<int>(node.get_int("expert", l.expert, 1, kMaxDataParallel));
+  // "data" left out is the caller's to derive (a scenario: from the GPUs); checked here as at least
+  // the expert-parallel group, and by the caller once derived.
+  if (!node.has("data")) l.data = l.expert;
   if (auto p = layout_problem(model, training, l)) {
     if (node.has(p->field)) node.at(p->field).fail(p->message);
     node.fail(p->message);
@@ -111,13 +128,15 @@ ParallelLayout layout_from_json(const JsonNode& node, const ModelConfig& model, 
 }
 
 Json layout_to_json(const ParallelLayout& l) {
-  return Json{{"tensor", l.tensor},
+  Json j{{"tensor", l.tensor},
               {"pipeline", l.pipeline},
               {"data", l.data},
               {"sequence_parallel", l.sequence_parallel},
               {"pipeline_schedule", to_string(l.pipeline_schedule)},
               {"num_layers_per_virtual_pipeline_stage", l.layers_per_virtual_stage},
               {"scatter_gather_tensors_in_pipeline", l.scatter_gather_tensors_in_pipeline}};
+  if (l.expert > 1) j["expert"] = l.expert;
+  return j;
 }
 
 }  // namespace luwu::workloads

@@ -22,6 +22,13 @@
 //                      blocks divide evenly over the stages and each stage's over its chunks, the
 //                      micro-batches (grad_accum) are a multiple of the stages, the schedule 1F1B.
 //                      Absent or 0: not interleaved.
+//   expert             expert parallelism (GShard, Lepikhin et al. 2021, arXiv 2006.16668; DeepSpeed-
+//                      MoE; Megatron-Core's expert_model_parallel_size): a mixture's experts are
+//                      spread over `expert` consecutive data-parallel ranks, experts / expert each;
+//                      each block's dispatch and combine become all-to-alls over that group
+//                      (workloads/tensor_collectives.hpp) and the experts' gradients are reduced
+//                      over the ranks holding the same experts (data / expert of them, the
+//                      expert-data-parallel group).  Must divide data and the experts; tensor 1.
 //   scatter_gather_tensors_in_pipeline
 //                      Megatron-LM's option of that name (default true; Narayanan et al. 2021
 //                      section 4.1): with tensor > 1 and no sequence parallelism each GPU of a
@@ -67,6 +74,7 @@ struct ParallelLayout {
   PipelineSchedule pipeline_schedule = PipelineSchedule::OneFOneB;
   int layers_per_virtual_stage = 0;  // num_layers_per_virtual_pipeline_stage; 0: not interleaved
   bool scatter_gather_tensors_in_pipeline = true;
+  int expert = 1;
 
   bool interleaved() const { return layers_per_virtual_stage > 0; }
   // Model chunks per stage (v): 1 unless interleaved.
@@ -75,10 +83,10 @@ struct ParallelLayout {
   }
   // Pipeline sends split over the tensor group and gathered on arrival (see above).
   bool splits_pipeline_sends() const { return scatter_gather_tensors_in_pipeline && tensor > 1 && !sequence_parallel; }
-  // Tensor 1 and pipeline 1: each GPU trains the whole model, the layout of generate_trace.
-  bool whole_model_per_gpu() const { return tensor == 1 && pipeline == 1; }
+  // Tensor 1, pipeline 1 and expert 1: each GPU trains the whole model, the layout of generate_trace.
+  bool whole_model_per_gpu() const { return tensor == 1 && pipeline == 1 && expert == 1; }
   long long gpus() const { return static_cast<long long>(tensor) * pipeline * data; }
-  TensorSharding sharding() const { return {tensor, sequence_parallel}; }
+  TensorSharding sharding() const { return {tensor, sequence_parallel, expert}; }
 
   bool operator==(const ParallelLayout&) const = default;
 };
@@ -106,8 +114,8 @@ StageBlocks stage_blocks(int blocks, int pipeline, int stage);
 std::vector<StageBlocks> stage_chunk_blocks(int blocks, const ParallelLayout& layout, int stage);
 
 // {"tensor": 8, "pipeline": 16, "data": 1, "sequence_parallel": false, "pipeline_schedule": "1f1b",
-//  "num_layers_per_virtual_pipeline_stage": 2, "scatter_gather_tensors_in_pipeline": true},
-// every field optional (defaults above: 1, 1, 1, false, "1f1b", 0, true); unknown keys rejected; degrees
+//  "num_layers_per_virtual_pipeline_stage": 2, "scatter_gather_tensors_in_pipeline": true, "expert": 1},
+// every field optional (defaults above: 1, 1, 1, false, "1f1b", 0, true, 1; "expert" written only above 1); unknown keys rejected; degrees
 // are integers in [1, kMax...]; layout_problem's findings fail at the field they blame.
 ParallelLayout layout_from_json(const luwu::JsonNode& node, const ModelConfig& model, const TrainingConfig& training);
 // Every field: layout_from_json reads it back equal.

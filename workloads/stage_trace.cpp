@@ -60,10 +60,13 @@ class StageTraceBuilder {
     for (std::size_t c = 0; c < chunks.size(); ++c)
       chunk_begin_.push_back(chunk_begin_.back() + chunks[c].count + (c == 0 && first_stage_ ? 1 : 0));
     chunk_begin_.back() = n_;
-    for (OpKind pass : {OpKind::Forward, OpKind::Recompute, OpKind::Backward})
+    for (OpKind pass : {OpKind::Forward, OpKind::Recompute, OpKind::Backward}) {
       for (LayerKind kind : {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Head})
         collectives_[static_cast<int>(kind)][pass_index(pass)] =
             tensor_collectives(trace.model, trace.training, trace.layout.sharding(), kind, pass);
+      collectives_[kDenseBlock][pass_index(pass)] = tensor_collectives(
+          trace.model.with_dense_ffn(), trace.training, trace.layout.sharding(), LayerKind::Transformer, pass);
+    }
   }
 
   // The ops of one micro-batch's forward and backward, to check the trace's size before building it.
@@ -119,7 +122,7 @@ class StageTraceBuilder {
   }
   static int pass_index(OpKind pass) { return pass == OpKind::Forward ? 0 : pass == OpKind::Recompute ? 1 : 2; }
   const std::vector<TensorCollective>& of(const LayerInfo& l, OpKind pass) const {
-    return collectives_[static_cast<int>(l.kind)][pass_index(pass)];
+    return collectives_[l.dense_ffn ? kDenseBlock : static_cast<int>(l.kind)][pass_index(pass)];
   }
   bool recomputed(const LayerInfo& l) const { return t_.training.recompute && l.kind == LayerKind::Transformer; }
   std::uint64_t kept_in_forward(const LayerInfo& l) const {
@@ -144,7 +147,8 @@ class StageTraceBuilder {
   std::uint64_t transfer_bytes_;
   std::uint64_t gathered_bytes_;  // the whole activation, when sends are split over the tensor group
   std::vector<int> chunk_begin_;
-  std::vector<TensorCollective> collectives_[3][3];
+  static constexpr int kDenseBlock = 3;  // a mixture's dense blocks (LayerInfo::dense_ffn)
+  std::vector<TensorCollective> collectives_[4][3];
 };
 
 }  // namespace

@@ -2,8 +2,10 @@
 
 namespace luwu::workloads {
 
-std::vector<TensorCollective> tensor_collectives(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp,
-                                                 LayerKind layer, OpKind pass) {
+namespace {
+
+std::vector<TensorCollective> tensor_parallel(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp,
+                                              LayerKind layer, OpKind pass) {
   if (tp.tensor == 1) return {};
   const std::uint64_t tokens = static_cast<std::uint64_t>(t.micro_batch) * static_cast<std::uint64_t>(t.seq_len);
   const std::uint64_t B = tokens * static_cast<std::uint64_t>(m.hidden) * bytes_per_element(t.dtype);
@@ -32,6 +34,20 @@ std::vector<TensorCollective> tensor_collectives(const ModelConfig& m, const Tra
     }
   }
   return {};
+}
+
+}  // namespace
+
+std::vector<TensorCollective> tensor_collectives(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp,
+                                                 LayerKind layer, OpKind pass) {
+  std::vector<TensorCollective> out = tensor_parallel(m, t, tp, layer, pass);
+  if (layer == LayerKind::Transformer && m.moe() && tp.expert > 1) {
+    // The dispatch and the combine: every expert's rows of this GPU's tokens, E x expert_rows x h.
+    const std::uint64_t rows = static_cast<std::uint64_t>(m.experts) * expert_rows(m, t);
+    const TensorCollective all_to_all{OpKind::ExpertAllToAll, rows * static_cast<std::uint64_t>(m.hidden) * bytes_per_element(t.dtype)};
+    out.insert(out.end(), 2, all_to_all);
+  }
+  return out;
 }
 
 }  // namespace luwu::workloads

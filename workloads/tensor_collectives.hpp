@@ -21,7 +21,13 @@
 //     (the logits' maximum, the target's logit and the sum of exponentials, Megatron-LM's
 //     _VocabParallelCrossEntropy); backward all-reduce B of the LM head's input gradient
 //     (sequence parallel: all-gather B of its input, reduce-scatter B of the gradient)
-// With tensor 1 there are none.  Not issued here: the all-reduce of the sequence-parallel norms'
+// With tensor 1 there are none.
+// Expert parallelism (parallel_layout.hpp's `expert` > 1), a block with experts, every pass (forward,
+// recompute, backward): 2 all-to-alls over the expert-parallel group of E x expert_rows x h x dtype
+// bytes each (the dispatch of this GPU's tokens to every expert and the combine back; backward their
+// gradients), after the tensor collectives.  Listed after the block's op, not between its kernels:
+// both block the compute stream, so the pass takes the same time; what moves is only the instant a
+// gradient bucket issued after the op overlaps (docs/traces.md).  Not issued here: the all-reduce of the sequence-parallel norms'
 // gradients and the tied embedding's first-to-last-stage gradient all-reduce, once per iteration
 // each, which belong to the gradient reduction the training system models.
 #include <cstdint>

@@ -20,6 +20,9 @@ namespace luwu::workloads {
 struct TensorSharding {
   int tensor = 1;
   bool sequence_parallel = false;
+  // Expert parallelism (a mixture of experts; parallel_layout.hpp): this GPU holds experts / expert
+  // of every block's experts and runs the tokens of all `expert` GPUs of its group through them.
+  int expert = 1;
 
   // A dimension split over the group (the caller checked it divides).
   std::uint64_t split(std::uint64_t n) const { return n / static_cast<std::uint64_t>(tensor); }

@@ -17,6 +17,7 @@ std::string to_string(OpKind k) {
     case OpKind::RecvActivation: return "recv-activation";
     case OpKind::SendGradient: return "send-gradient";
     case OpKind::RecvGradient: return "recv-gradient";
+    case OpKind::ExpertAllToAll: return "expert-all-to-all";
   }
   return "?";
 }

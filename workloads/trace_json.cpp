@@ -149,7 +149,7 @@ const Choices<OpKind>& all_op_kinds() {
   static const Choices<OpKind> kinds = choices_by_name(
       {OpKind::Forward, OpKind::Recompute, OpKind::Backward, OpKind::TensorAllReduce, OpKind::TensorReduceScatter,
        OpKind::TensorAllGather, OpKind::SendActivation, OpKind::RecvActivation, OpKind::SendGradient,
-       OpKind::RecvGradient});
+       OpKind::RecvGradient, OpKind::ExpertAllToAll});
   return kinds;
 }
 
@@ -158,6 +158,8 @@ std::string misplaced_communication(OpKind kind, const Trace& trace) {
   const bool first = trace.stage == 0, last = trace.stage == trace.layout.pipeline - 1;
   if (is_tensor_collective(kind))
     return trace.layout.tensor > 1 ? "" : "a tensor-parallel collective needs a layout with tensor > 1";
+  if (kind == OpKind::ExpertAllToAll)
+    return trace.layout.expert > 1 ? "" : "an expert all-to-all needs a layout with expert > 1";
   // Interleaved, every stage has a virtual stage on either side (the last wraps to the first).
   if (trace.layout.interleaved()) return "";
   if ((kind == OpKind::SendActivation || kind == OpKind::RecvGradient) && last)
@@ -275,6 +277,7 @@ Trace trace_from_json(const JsonNode& node) {
     if (l.kind != expected) layers.at(i).at("kind").fail("expected \"" + to_string(expected) + "\" at this position");
     if (l.kind == LayerKind::Transformer)
       l.dense_ffn = trace.model.moe() && trace.model.dense_block(block_index.at(i - (first ? 1 : 0)));
+    if (l.kind == LayerKind::Transformer && !l.dense_ffn) l.expert_params = expert_params(trace.model, trace.layout.sharding());
     trace.layers.push_back(std::move(l));
   }
   std::uint64_t params = 0;  // no wrap: below 2^58 + 2^62 at each check

@@ -149,6 +149,15 @@ void DataParallelCollectives::all_reduce_across_servers(const std::string& tag, 
   ring_all_reduce(cross(tag, rank), cross_index_[rank], bytes, context_);
 }
 
+void DataParallelCollectives::all_reduce_strided(const std::string& tag, int rank, int stride, double bytes) {
+  if (represented_ > 0) throw std::logic_error("a strided all-reduce in a folded group");
+  std::vector<int> ranks;
+  for (int r = rank % stride; r < world_size(); r += stride) ranks.push_back(r);
+  if (ranks.size() < 2) return;
+  const CommGroup& g = group(tag + "/stride" + std::to_string(stride) + "/" + std::to_string(rank % stride), ranks, true);
+  ring_all_reduce(g, rank / stride, bytes, context_);
+}
+
 void DataParallelCollectives::reduce_scatter(const std::string& tag, int rank, double bytes) {
   const CollectiveAlgorithm algorithm = algorithm_for(CollectiveKind::ReduceScatter, bytes);
   if (algorithm == CollectiveAlgorithm::InNetwork) {

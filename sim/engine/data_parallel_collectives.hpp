@@ -44,6 +44,9 @@ class DataParallelCollectives {
   // An all-reduce among the ranks of the same local index across servers (a ring, or reduced in
   // the switch with "in-network"): the servers' sums of one shard of buffer_bytes.
   void all_reduce_across_servers(const std::string& tag, int rank, double buffer_bytes);
+  // A ring all-reduce among the ranks congruent to `rank` modulo `stride`: with experts spread over
+  // `stride` consecutive ranks (expert parallelism), the ranks holding the same experts.
+  void all_reduce_strided(const std::string& tag, int rank, int stride, double buffer_bytes);
 
   // Prefixes the names of its groups' mailboxes: several instances in one simulation (one per
   // tensor x pipeline slice of a model-parallel layout) must not share them.

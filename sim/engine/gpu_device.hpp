@@ -47,8 +47,9 @@ struct RankTimes {
   bool finished = false;        // the rank's actor reached the end of its iteration
   std::uint64_t kernels = 0;    // kernels executed, for the simulator's own statistics
   double undisturbed_compute_s = 0;  // what compute_s would be with nothing beside the kernels
-  // Parts of communication_wait_s: tensor-parallel collectives, pipeline receives.
+  // Parts of communication_wait_s: tensor-parallel collectives, expert all-to-alls, pipeline receives.
   double tensor_collective_s = 0;
+  double expert_all_to_all_s = 0;  // expert parallelism's dispatch and combine
   double pipeline_wait_s = 0;
   // Not part of the compute stream's time: how long collectives waited for SMs to launch.
   double collective_launch_wait_s = 0;

@@ -44,6 +44,9 @@ ModelParallelComm::ModelParallelComm(const workloads::ParallelLayout& layout,
   for (std::size_t r = 0; r < hosts_.size(); ++r) {
     activations_.push_back(std::make_unique<Port>());
     gradients_.push_back(std::make_unique<Port>());
+    expert_ports_.emplace_back();
+    if (layout_.expert > 1)
+      for (int i = 0; i < layout_.expert; ++i) expert_ports_.back().push_back(std::make_unique<Port>());
   }
 }
 
@@ -60,11 +63,14 @@ void ModelParallelComm::run(const workloads::TraceOp& op, int rank, GpuDevice& g
     case OpKind::SendGradient: send(rank, neighbour(c, -1), gradients_, bytes); break;
     case OpKind::RecvActivation: receive(*activations_[static_cast<std::size_t>(rank)]); break;
     case OpKind::RecvGradient: receive(*gradients_[static_cast<std::size_t>(rank)]); break;
+    case OpKind::ExpertAllToAll: expert_all_to_all(rank, bytes); break;
     default: throw std::logic_error("ModelParallelComm::run: " + workloads::to_string(op.kind) + " is compute");
   }
   gpu.account_wait(WaitCause::Communication, workloads::to_string(op.kind), start);
   const double waited = simgrid::s4u::Engine::get_clock() - start;
-  (workloads::is_tensor_collective(op.kind) ? gpu.times().tensor_collective_s : gpu.times().pipeline_wait_s) += waited;
+  (op.kind == OpKind::ExpertAllToAll               ? gpu.times().expert_all_to_all_s
+   : workloads::is_tensor_collective(op.kind) ? gpu.times().tensor_collective_s
+                                              : gpu.times().pipeline_wait_s) += waited;
 }
 
 int ModelParallelComm::neighbour(ParallelCoords c, int direction) const {
@@ -85,11 +91,28 @@ void ModelParallelComm::tensor_collective(workloads::OpKind kind, int rank, doub
   }
 }
 
+void ModelParallelComm::expert_all_to_all(int rank, double bytes) {
+  if (layout_.expert < 2) throw std::logic_error("an expert all-to-all in a layout without expert parallelism");
+  const ParallelCoords c = parallel_coords(layout_, rank);
+  const int first = c.data - c.data % layout_.expert, index = c.data % layout_.expert;
+  const double share = bytes / layout_.expert;
+  for (int j = 0; j < layout_.expert; ++j) {
+    if (j == index) continue;
+    const int peer = parallel_rank(layout_, {c.tensor, first + j, c.stage});
+    send(rank, peer, *expert_ports_[static_cast<std::size_t>(peer)][static_cast<std::size_t>(index)], share);
+  }
+  for (int j = 0; j < layout_.expert; ++j)
+    if (j != index) receive(*expert_ports_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(j)]);
+}
+
 void ModelParallelComm::send(int from, int to, std::vector<std::unique_ptr<Port>>& ports, double bytes) {
   // Checked before the port is looked up: a trace that sends past the first or last stage is a bug.
   if (to < 0 || static_cast<std::size_t>(to) >= hosts_.size())
     throw std::logic_error(fmt::format("rank {} sends to a pipeline stage that does not exist", from));
-  Port& port = *ports[static_cast<std::size_t>(to)];
+  send(from, to, *ports[static_cast<std::size_t>(to)], bytes);
+}
+
+void ModelParallelComm::send(int from, int to, Port& port, double bytes) {
   auto flow = start_transfer(hosts_[static_cast<std::size_t>(from)], hosts_[static_cast<std::size_t>(to)], bytes,
                              *context_.traffic);
   std::unique_lock lock(*port.mutex);

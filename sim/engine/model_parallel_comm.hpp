@@ -64,10 +64,15 @@ class ModelParallelComm {
     std::deque<simgrid::s4u::CommPtr> flows;
   };
   void tensor_collective(workloads::OpKind kind, int rank, double bytes);
+  // An all-to-all over the rank's expert-parallel group (`expert` consecutive data-parallel ranks of
+  // its stage): a flow of bytes / expert to each other member, all at once, as NCCL's grouped sends
+  // and receives run it; the rank goes on once its own flows are out and every member's to it in.
+  void expert_all_to_all(int rank, double bytes);
   // The rank of the same tensor and data index one stage on (+1) or back (-1), -1 past either end.
   int neighbour(ParallelCoords c, int direction) const;
   // A flow from rank `from` to rank `to`, queued at `to`'s port of that kind (ports: by rank).
   void send(int from, int to, std::vector<std::unique_ptr<Port>>& ports, double bytes);
+  void send(int from, int to, Port& port, double bytes);
   void receive(Port& port);
 
   workloads::ParallelLayout layout_;
@@ -75,6 +80,10 @@ class ModelParallelComm {
   CollectiveContext context_;
   std::vector<CommGroup> tensor_groups_;  // by (data, stage): index d + D * p
   std::vector<std::unique_ptr<Port>> activations_, gradients_;  // by receiving rank
+  // Expert all-to-alls: by receiving rank, then by the sender's index in their group (one port per
+  // sender keeps each sender's flows in order, so a fast member's next all-to-all never stands in
+  // for a slow member's current one).
+  std::vector<std::vector<std::unique_ptr<Port>>> expert_ports_;
 };
 
 }  // namespace luwu::sim

@@ -61,6 +61,7 @@ void judge(SearchCandidate& c, const SweepPoint& point, const std::string& file)
     try {
       check_simulation_budget(scenario);
       check_fold_exactness(scenario);
+      check_expert_parallel(scenario);
     } catch (const InputError& e) {
       c.outcome = Outcome::Refused;
       c.reason = e.what();

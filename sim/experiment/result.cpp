@@ -87,8 +87,12 @@ luwu::Json result_to_json(const SystemResult& r, bool with_links) {
   if (r.folding)
     j["folding"] = {{"data_parallel", r.folding->data_parallel}, {"simulated_data_parallel", r.folding->simulated}};
   if (r.model_parallel)
+  {
     j["model_parallel_s"] = {{"tensor_collectives", r.model_parallel->tensor_collectives_s},
                              {"pipeline_waits", r.model_parallel->pipeline_waits_s}};
+    if (r.model_parallel->expert_all_to_all_s > 0)
+      j["model_parallel_s"]["expert_all_to_all"] = r.model_parallel->expert_all_to_all_s;
+  }
   j["network_bytes_per_worker"] = {{"sent", r.sent_bytes_per_worker}, {"received", r.received_bytes_per_worker}};
   j["gpu_peak_memory_bytes"] = r.gpu_peak_memory_bytes;
   j["memory"] = r.memory;
@@ -133,7 +137,8 @@ SystemResult result_from_json(const luwu::Json& j) {
                         j.at("folding").at("simulated_data_parallel").get<int>()};
   if (j.contains("model_parallel_s"))
     r.model_parallel = ModelParallelTimes{j.at("model_parallel_s").at("tensor_collectives").get<double>(),
-                                          j.at("model_parallel_s").at("pipeline_waits").get<double>()};
+                                          j.at("model_parallel_s").at("pipeline_waits").get<double>(),
+                                          j.at("model_parallel_s").value("expert_all_to_all", 0.0)};
   r.sent_bytes_per_worker = j.at("network_bytes_per_worker").at("sent").get<double>();
   r.received_bytes_per_worker = j.at("network_bytes_per_worker").at("received").get<double>();
   r.gpu_peak_memory_bytes = j.at("gpu_peak_memory_bytes").get<std::vector<double>>();

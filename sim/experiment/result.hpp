@@ -31,6 +31,7 @@ struct GpuContention {
 struct ModelParallelTimes {
   double tensor_collectives_s = 0;
   double pipeline_waits_s = 0;
+  double expert_all_to_all_s = 0;  // expert parallelism's dispatch and combine (JSON only where not 0)
 };
 
 struct LinkUse {

@@ -99,6 +99,20 @@ void check_fold_exactness(const Scenario& scenario) {
                        "with \"simulation\": {\"allow_inexact_fold\": true} (it is then marked not exact)");
 }
 
+void check_expert_parallel(const Scenario& scenario, const std::vector<SystemPtr>& systems) {
+  if (scenario.layout.expert < 2) return;
+  if (scenario.fold_data_parallel > 0)
+    throw InputError(scenario.file, "$.simulation.fold_data_parallel",
+                     "expert parallelism's all-to-alls run over every rank of an expert-parallel group; a folded "
+                     "data-parallel group simulates only some of them: simulate every rank (remove fold_data_parallel)");
+  for (const auto& system : systems.empty() ? scenario.systems : systems)
+    if (!system->supports_expert_parallel())
+      throw InputError(scenario.file, "$.parallelism.expert",
+                       "expert parallelism is simulated under ddp only: " + system->label() + " (" + system->name() +
+                           ") would reduce the experts' gradients over the whole data-parallel group, not over the " +
+                           "ranks holding the same experts; run it without \"expert\", or leave it out (--system)");
+}
+
 SimulationCostEstimate estimate_simulation_cost(const Scenario& scenario) {
   SimulationCostEstimate e;
   e.gpus = simulated_gpus(scenario);
@@ -233,6 +247,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const RunOptions& options) {
 
   check_simulation_budget(scenario);
   check_fold_exactness(scenario);
+  check_expert_parallel(scenario, systems);
   if (!options.force)
     check_detailed_budget(scenario, options.max_detailed_flows > 0 ? options.max_detailed_flows : kMaxDetailedFlows,
                           systems);
@@ -398,7 +413,9 @@ std::string run_to_table(const ScenarioRun& run) {
     out << fmt::format("layout: tensor {} x pipeline {} ({}{}) x data {}{}\n", l.at("tensor").get<int>(),
                        l.at("pipeline").get<int>(), l.at("pipeline_schedule").get<std::string>(),
                        chunk_blocks > 0 ? fmt::format(" interleaved, chunks of {} blocks", chunk_blocks) : "",
-                       l.at("data").get<int>(), l.at("sequence_parallel").get<bool>() ? ", sequence parallel" : "");
+                       l.at("data").get<int>(),
+                       (l.at("sequence_parallel").get<bool>() ? std::string(", sequence parallel") : std::string()) +
+                           (l.value("expert", 1) > 1 ? fmt::format(", experts over {} ranks", l.at("expert").get<int>()) : ""));
   }
   out << fmt::format("collectives simulated in {} mode", s.at("collective_mode").get<std::string>());
   if (s.contains("folding")) {
@@ -449,9 +466,12 @@ std::string run_to_table(const ScenarioRun& run) {
     if (!model_parallel_header)
       out << "\nTensor and pipeline parallelism (per GPU, inside exposed communication):\n";
     model_parallel_header = true;
-    out << fmt::format("  {:<{}} tensor collectives {}; pipeline receives {} (bubble and transfers)\n", r.system, w,
+    out << fmt::format("  {:<{}} tensor collectives {}; pipeline receives {} (bubble and transfers){}\n", r.system, w,
                        units::seconds(r.model_parallel->tensor_collectives_s),
-                       units::seconds(r.model_parallel->pipeline_waits_s));
+                       units::seconds(r.model_parallel->pipeline_waits_s),
+                       r.model_parallel->expert_all_to_all_s > 0
+                           ? "; expert all-to-alls " + units::seconds(r.model_parallel->expert_all_to_all_s)
+                           : "");
   }
   // How routing spread the traffic between leaves over the spines (fat-trees only).
   bool spines_header = false;

@@ -69,6 +69,12 @@ std::string fold_inexactness(const Scenario& scenario);
 // folding.exact false and the reason).  Before anything is simulated.
 void check_fold_exactness(const Scenario& scenario);
 
+// Refuses expert parallelism (layout.expert > 1) where it is not simulated: with a folded
+// data-parallel group (an all-to-all needs every rank of its group) or under a system that
+// reduces every gradient over the whole data-parallel group (System::supports_expert_parallel).
+// InputError at the field to change; `systems` empty: the scenario's.
+void check_expert_parallel(const Scenario& scenario, const std::vector<SystemPtr>& systems = {});
+
 // What detailed collectives would cost (Scenario::collective_mode, collectives.hpp): the flows of
 // the data-parallel collectives one system's simulation makes, counted as it will run them
 // (sim/systems/collective_calls.hpp): the system's own calls per iteration (System::collective_calls:

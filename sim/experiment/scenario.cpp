@@ -408,6 +408,8 @@ Scenario scenario_from_json(const JsonNode& root) {
                                 "cluster's {} GPUs",
                                 s.layout.tensor, s.layout.pipeline, grid, gpus));
       s.layout.data = static_cast<int>(gpus / grid);
+      if (auto p = workloads::layout_problem(s.model, s.training, s.layout))
+        (layout.has(p->field) ? layout.at(p->field) : layout).fail(p->message + " (data derived from the cluster's GPUs)");
     } else if (s.layout.gpus() != gpus) {
       layout.at("data").fail(fmt::format("tensor {} x pipeline {} x data {} = {} GPUs, the cluster has {} (leave "
                                          "\"data\" out and it is derived)",

@@ -167,6 +167,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
       if (!result.model_parallel) result.model_parallel.emplace();
       result.model_parallel->tensor_collectives_s += rt.tensor_collective_s / world;
       result.model_parallel->pipeline_waits_s += rt.pipeline_wait_s / world;
+      result.model_parallel->expert_all_to_all_s += rt.expert_all_to_all_s / world;
     }
     // Idle is what the accounted parts leave; rounding can leave a negative crumb.
     double idle = t - rt.compute_s - rt.communication_wait_s - rt.optimizer_s - rt.io_wait_s;

@@ -54,4 +54,14 @@ inline CompletionPtr enqueue_gpu_collective(Stream& stream, RankEnv& env, Collec
       std::move(deps));
 }
 
+// An all-reduce over the ranks holding the same experts (expert parallelism over `expert_parallel`
+// consecutive ranks), as enqueue_gpu_collective runs its collectives.
+inline CompletionPtr enqueue_expert_all_reduce(Stream& stream, RankEnv& env, int expert_parallel, double buffer_bytes,
+                                               std::string label) {
+  return stream.enqueue(std::move(label), [&env, expert_parallel, buffer_bytes, issued = env.gpu.kernels_launched()] {
+    DataMoverScope kernel(env.gpu, DataMover::GpuKernel, issued);
+    env.cluster.collectives.all_reduce_strided("experts", env.rank(), expert_parallel, buffer_bytes);
+  });
+}
+
 }  // namespace luwu::sim

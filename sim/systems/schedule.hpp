@@ -59,6 +59,9 @@ struct RankEnv {
   int rank() const { return gpu.rank(); }
   int world() const { return cluster.world(); }
   int data_parallel_size() const { return cluster.data_parallel_size(); }
+  // The expert-parallel degree: a mixture's experts are spread over this many consecutive ranks of
+  // the data-parallel group (workloads/parallel_layout.hpp); 1 without expert parallelism.
+  int expert_parallel() const { return model_parallel ? model_parallel->layout().expert : 1; }
   const workloads::Trace& trace() const { return cluster.trace; }
   // Runs the op's kernels on this rank's compute stream; a tensor collective or pipeline transfer
   // of a stage trace blocks the stream while it runs (model_parallel_comm.hpp).

@@ -50,6 +50,9 @@ class System {
   // ClusterEnv::collectives, and nothing it does on one rank depends on another rank's host or
   // disk, so the first ranks of a group, simulated alone, stand for the rest.
   virtual bool folds_data_parallel() const { return false; }
+  // Whether it reduces a mixture's expert gradients over the expert-data-parallel group (a layout
+  // with expert > 1, workloads/parallel_layout.hpp); a system that does not is refused such a layout.
+  virtual bool supports_expert_parallel() const { return false; }
   // The fewest data-parallel ranks a fold must simulate for its result to stand for the whole
   // group on this hardware (0: any); a smaller fold asked for is raised to it, up to the group.
   virtual int min_folded_data_parallel(const Hardware&) const { return 0; }

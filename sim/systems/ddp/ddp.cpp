@@ -3,7 +3,9 @@
 // Every GPU holds the whole model and its optimizer state.  Backward hands each layer's gradient
 // to a bucket; a full bucket is all-reduced on the communication stream while backward goes on.
 // Earlier micro-batches of gradient accumulation only accumulate (no_sync).  After the last
-// all-reduce, the optimizer steps on the GPU over all parameters.
+// all-reduce, the optimizer steps on the GPU over all parameters.  With expert parallelism
+// (Megatron-Core's DDP, DeepSpeed-MoE) the routed experts' gradients go in buckets of their own,
+// all-reduced over the ranks holding the same experts on the same stream.
 #include "sim/systems/ddp/ddp.hpp"
 
 #include "sim/engine/stream.hpp"
@@ -22,15 +24,24 @@ class DdpSchedule : public Schedule {
     GpuDevice& gpu = env.gpu;
     const auto& trace = env.trace();
     Stream nccl(gpu.name(), "nccl", "communication", gpu.host(), &env.cluster.timeline);
-    const auto buckets = plan_gradient_buckets(trace, settings_.bucket_bytes, BucketedMicroSteps::Last);
+    const int experts_over = env.expert_parallel();  // 1: no expert parallelism
+    const auto buckets = plan_gradient_buckets(trace, settings_.bucket_bytes, BucketedMicroSteps::Last,
+                                               experts_over > 1 ? GradientPart::NonExpert : GradientPart::All);
+    std::vector<GradientBucket> expert_buckets;
+    if (experts_over > 1 && env.data_parallel_size() > experts_over)
+      expert_buckets = plan_gradient_buckets(trace, settings_.bucket_bytes, BucketedMicroSteps::Last, GradientPart::Expert);
 
     CompletionPtr reduced = completed();
     auto bucket = buckets.begin();
+    auto expert_bucket = expert_buckets.begin();
     for (std::size_t i = 0; i < trace.ops.size(); ++i) {
       env.compute(trace.ops[i]);
       for (; bucket != buckets.end() && bucket->after_op == i; ++bucket)
         reduced = enqueue_gpu_collective(nccl, env, CollectiveOp::AllReduce, "ddp", bucket->bytes,
                                          "all-reduce bucket " + std::to_string(bucket->index));
+      for (; expert_bucket != expert_buckets.end() && expert_bucket->after_op == i; ++expert_bucket)
+        reduced = enqueue_expert_all_reduce(nccl, env, experts_over, expert_bucket->bytes,
+                                            "all-reduce expert bucket " + std::to_string(expert_bucket->index));
     }
     gpu.wait(reduced, WaitCause::Communication, "gradient all-reduce");
     gpu.optimizer_step("adam step", env.gpu_optimizer_time_s(static_cast<double>(trace.total_params())));
@@ -49,9 +60,11 @@ class Ddp : public System {
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
   bool folds_data_parallel() const override { return true; }
+  bool supports_expert_parallel() const override { return true; }
   // One all-reduce per bucket of the last micro-step's gradients.
   std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
     std::vector<CollectiveCall> calls;
+    // (With expert parallelism the experts' buckets are counted as over the whole group: an estimate's upper bound.)
     for (const auto& bucket : plan_gradient_buckets(trace, settings_.bucket_bytes, BucketedMicroSteps::Last))
       calls.push_back({CollectiveOp::AllReduce, static_cast<double>(bucket.bytes), 1});
     return calls;
