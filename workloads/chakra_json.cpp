@@ -413,9 +413,11 @@ void save_chakra_json(const ChakraGraph& graph, const std::string& file) {
 ChakraGraph trace_to_chakra(const Trace& trace) {
   // A stage trace's collectives and pipeline transfers have no Chakra mapping here yet.
   if (!trace.layout.whole_model_per_gpu())
-    throw std::invalid_argument("export-chakra: a tensor- or pipeline-parallel stage trace is not exported yet (layout " +
-                                std::to_string(trace.layout.tensor) + " x " + std::to_string(trace.layout.pipeline) +
-                                " x " + std::to_string(trace.layout.data) + ")");
+    throw std::invalid_argument("export-chakra: a tensor-, pipeline- or expert-parallel stage trace is not exported yet "
+                                "(layout " + std::to_string(trace.layout.tensor) + " x " +
+                                std::to_string(trace.layout.pipeline) + " x " + std::to_string(trace.layout.data) +
+                                (trace.layout.expert > 1 ? ", experts over " + std::to_string(trace.layout.expert) : "") +
+                                ")");
   ChakraGraph g;
   g.version = kChakraVersion;
   Json layers = trace_to_json(trace).at("layers");

@@ -104,6 +104,8 @@ struct Kernel {
 //   tensor-parallel group, of the whole buffer (an all-gather's output, a reduce-scatter's input).
 // - SendActivation / RecvActivation: a forward activation to the next pipeline stage / from the
 //   previous one; SendGradient / RecvGradient: its gradient to the previous stage / from the next.
+// - ExpertAllToAll: a mixture's dispatch or combine over the GPU's expert-parallel group
+//   (tensor_collectives.hpp), of this GPU's whole buffer.
 enum class OpKind {
   Forward,
   Recompute,

@@ -477,9 +477,9 @@ void use_trace(Scenario& scenario, const std::string& file) {
   // A stage trace is one stage's GPU: the other stages' traces are not in the file.  A scenario's
   // "parallelism" generates every stage's.
   if (!trace->layout.whole_model_per_gpu())
-    throw std::invalid_argument(file + ": a tensor- or pipeline-parallel stage trace (tensor " +
+    throw std::invalid_argument(file + ": a tensor-, pipeline- or expert-parallel stage trace (tensor " +
                                 std::to_string(trace->layout.tensor) + ", pipeline " +
-                                std::to_string(trace->layout.pipeline) +
+                                std::to_string(trace->layout.pipeline) + ", expert " + std::to_string(trace->layout.expert) +
                                 ") holds one stage; simulate the layout with a scenario's \"parallelism\" and its "
                                 "\"model\" and \"training\", which generates every stage's trace");
   scenario.model = trace->model;
