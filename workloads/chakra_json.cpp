@@ -351,6 +351,15 @@ ChakraGraph chakra_from_json_objects(const std::vector<Json>& objects, const std
   if (objects.empty()) throw InputError(file, "", "empty: a Chakra trace starts with its GlobalMetadata");
   if (objects.size() == 1 && objects[0].is_object() && objects[0].contains("workload_graph"))
     return chakra_from_workload_graph(JsonNode(objects[0], file, "$"));
+  // PyTorch's own execution trace (torch.profiler.ExecutionTraceObserver, PARAM's et_replay
+  // inputs) is what Chakra's converter starts from, not Chakra: host ops with no GPU kernel or time.
+  if (objects.size() == 1 && objects[0].is_object() && objects[0].contains("nodes") && objects[0].contains("schema"))
+    throw InputError(file, "$",
+                     "a PyTorch execution trace (schema " +
+                         (objects[0].at("schema").is_string() ? objects[0].at("schema").get<std::string>() : "?") +
+                         "), not a Chakra trace: its host ops carry no GPU kernel or time. Link it with its Kineto "
+                         "profile and convert it with Chakra's tools (chakra_trace_link, then chakra_converter), "
+                         "and import the .et they write");
   const JsonNode meta(objects[0], file, "$[0]");
   meta.only_keys({"version", "attr"});
   g.version = meta.get_string("version", "");

@@ -266,3 +266,24 @@ TEST_CASE("a foreign graph's GPU kernel of more than an hour is refused at impor
                        doctest::Contains("duration_micros"), luwu::InputError);
   std::remove(file.c_str());
 }
+
+TEST_CASE("PyTorch's own execution trace (Chakra's converter's input, PARAM's test data) is named and refused") {
+  // The shape of facebookresearch/param's et_replay/tests/inputs/linear_et.json: a schema, host
+  // nodes with op schemas and shapes, no GPU kernels.
+  {
+    std::ofstream out("pytorch-et.json");
+    out << R"et({"schema": "1.0.1", "pid": 1, "time": "2023-07-12 12:47:27", "start_ts": 1, "nodes": [
+      {"name": "aten::addmm", "id": 14, "rf_id": 5, "parent": 9, "op_schema": "aten::addmm(...)",
+       "inputs": [], "input_shapes": [[1024], [512, 1024], [1024, 1024]], "input_types": [],
+       "outputs": [], "output_shapes": [], "output_types": []}], "finish_ts": 2})et";
+  }
+  try {
+    load_chakra_json("pytorch-et.json");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.json_path() == "$");
+    CHECK(std::string(e.what()).find("PyTorch execution trace (schema 1.0.1)") != std::string::npos);
+    CHECK(std::string(e.what()).find("chakra_converter") != std::string::npos);
+  }
+  std::remove("pytorch-et.json");
+}
