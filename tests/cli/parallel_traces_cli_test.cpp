@@ -72,7 +72,7 @@ TEST_CASE("trace gen --tensor-parallel --pipeline-parallel --stage writes one GP
   CHECK(run.exit_code == 2);
   CHECK(contains(run.err, "holds one stage"));
   CHECK(contains(run.err, "\"parallelism\""));
-  for (const char* f : {"pt-stage.json", "pt-sp.json", "pt-scenario.json"}) std::remove(f);
+  for (const char* f : {"pt-stage.json", "pt-sp.json", "pt-il.json", "pt-scenario.json"}) std::remove(f);
 }
 
 TEST_CASE("trace gen with a bad layout is exit 2 with the reason and writes nothing") {
