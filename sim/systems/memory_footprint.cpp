@@ -96,7 +96,11 @@ MemoryFootprint replica_footprint(const workloads::Trace& trace, int workers, do
   f.gpu_grads_bytes = bytes.grad * P;
   f.gpu_optimizer_bytes = bytes.optimizer * P;
   f.gpu_buffer_bytes = static_cast<std::uint64_t>(bucket_bytes);
-  judge_footprint(f, system, gpu_memory_bytes, "every GPU holds a full replica");
+  judge_footprint(f, system, gpu_memory_bytes,
+                  trace.layout.expert > 1 ? "every GPU holds a full replica but of the experts, " +
+                                                std::to_string(trace.model.experts / trace.layout.expert) + " of " +
+                                                std::to_string(trace.model.experts) + " per block (expert parallelism)"
+                                          : "every GPU holds a full replica");
   return f;
 }
 
