@@ -129,8 +129,9 @@ int run_scenario_memory(const MemoryArgs& a) {
   if (!scenario.layout.whole_model_per_gpu()) {
     const auto& l = scenario.layout;
     context["parallelism"] = layout_to_json(l);
-    heading += fmt::format("layout: tensor {} x pipeline {} x data {}: per GPU of the stage that fits worst\n",
-                           l.tensor, l.pipeline, l.data);
+    heading += fmt::format("layout: tensor {} x pipeline {} x data {}{}: per GPU of the stage that fits worst\n",
+                           l.tensor, l.pipeline, l.data,
+                           l.expert > 1 ? fmt::format(" (experts over {})", l.expert) : "");
   }
   print(rows, context, heading, a.json, a.system != "all");
   return 0;
