@@ -1,11 +1,16 @@
 // doctest's main, and one guard: ctest runs each test case by name (--test-case=NAME); a name that
 // ctest's discovery cut (at a ';', a CMake list separator) matches no test case, and doctest would
-// report success having run nothing.  A filtered run that matches none fails instead.
+// report success having run nothing.  A filtered run that matches none fails instead.  And one
+// convenience: tests write their scratch files into the working directory (ctest's is the build
+// tree); run by hand from the repository root they would leave them there, so they run from a
+// scratch folder instead.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 namespace {
 
@@ -32,6 +37,14 @@ REGISTER_LISTENER("match-counter", 1, MatchCounter);
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef LUWUSIM_SOURCE_DIR
+  std::error_code ec;
+  if (std::filesystem::equivalent(std::filesystem::current_path(), LUWUSIM_SOURCE_DIR, ec)) {
+    const auto scratch = std::filesystem::temp_directory_path() / "luwusim-test-scratch";
+    std::filesystem::create_directories(scratch);
+    std::filesystem::current_path(scratch);
+  }
+#endif
   doctest::Context context(argc, argv);
   const int result = context.run();
   if (context.shouldExit()) return result;
