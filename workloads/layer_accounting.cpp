@@ -24,7 +24,7 @@ u64 attention_matrix_params(const ModelConfig& m) {
 }
 // One FFN of inner width f: GELU's two matrices, SwiGLU's three.
 u64 ffn_matrix_params(const ModelConfig& m, u64 f) { return (m.ffn_kind == FfnKind::Gelu ? 2 : 3) * static_cast<u64>(m.hidden) * f; }
-// Its up-projection's output width (SwiGLU: gate and up) and its biases.
+// Its up-projection's output width (SwiGLU: gate and up side by side).
 u64 ffn_up_width(const ModelConfig& m, u64 f) { return m.ffn_kind == FfnKind::Gelu ? f : 2 * f; }
 // The FFNs of a block: one, or E experts, each expert_width() wide.
 u64 ffn_count(const ModelConfig& m) { return m.moe() ? static_cast<u64>(m.experts) : 1; }
