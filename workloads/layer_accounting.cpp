@@ -33,6 +33,12 @@ u64 ffn_width(const ModelConfig& m) { return static_cast<u64>(m.moe() ? m.expert
 u64 shared_ffn_width(const ModelConfig& m) {
   return m.moe() ? static_cast<u64>(m.shared_experts) * static_cast<u64>(m.expert_width()) : 0;
 }
+// One GPU's routed FFNs with their biases: a dense model's FFN, or a mixture's experts (experts /
+// expert of them with expert parallelism), each split over the tensor group.
+u64 routed_ffn_params(const ModelConfig& m, const TensorSharding& tp) {
+  const u64 fe = ffn_width(m), ffns = m.moe() ? ffn_count(m) / static_cast<u64>(tp.expert) : 1;
+  return ffns * (tp.split(ffn_matrix_params(m, fe)) + (m.biases ? tp.split(ffn_up_width(m, fe)) + m.hidden : 0));
+}
 // The router of a mixture of experts: an h x E matrix, no bias.
 u64 router_params(const ModelConfig& m) { return m.moe() ? static_cast<u64>(m.hidden) * m.experts : 0; }
 u64 block_bias_params(const ModelConfig& m) {
@@ -97,13 +103,11 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
       const u64 fe = ffn_width(m), fs = shared_ffn_width(m);
       // rows: the FFN's GEMM rows, all experts; with expert parallelism this GPU holds ffns of them,
       // each running the rows of every GPU of its group, the same rows in all.
-      const u64 rows = ffn_count(m) * expert_rows(m, t), ffns = m.moe() ? ffn_count(m) / static_cast<u64>(tp.expert) : 1;
-      const u64 biases = m.biases ? tp.split(h + 2 * kv) + h + ffns * (tp.split(ffn_up_width(m, fe)) + h) +
-                                        (fs > 0 ? tp.split(ffn_up_width(m, fs)) + h : 0)
-                                  : 0;
-      const u64 ffn_matrices = ffns * tp.split(ffn_matrix_params(m, fe)) + tp.split(ffn_matrix_params(m, fs));
-      layer.params = layer.params_used =
-          tp.split(attention_matrix_params(m)) + ffn_matrices + router_params(m) + biases + 2 * norm_params(m);
+      const u64 rows = ffn_count(m) * expert_rows(m, t);
+      const u64 other_biases = m.biases ? tp.split(h + 2 * kv) + h + (fs > 0 ? tp.split(ffn_up_width(m, fs)) + h : 0) : 0;
+      layer.params = layer.params_used = tp.split(attention_matrix_params(m)) + routed_ffn_params(m, tp) +
+                                         tp.split(ffn_matrix_params(m, fs)) + router_params(m) + other_biases +
+                                         2 * norm_params(m);
       const u64 local_h = tp.split(h);
       layer.forward_flops = 2.0 * static_cast<double>(tokens) *
                                 static_cast<double>(tp.split(attention_matrix_params(m)) + router_params(m) +
@@ -143,18 +147,16 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
   return layer;
 }
 
-std::uint64_t expert_params(const ModelConfig& m, const TensorSharding& tp) {
-  if (!m.moe()) return 0;
-  const u64 fe = ffn_width(m), bias = m.biases ? tp.split(ffn_up_width(m, fe)) + m.hidden : 0;
-  return ffn_count(m) / static_cast<u64>(tp.expert) * (tp.split(ffn_matrix_params(m, fe)) + bias);
+void derive_block_fields(LayerInfo& layer, const ModelConfig& m, const TensorSharding& tp, int block) {
+  layer.dense_ffn = m.moe() && m.dense_block(block);
+  layer.expert_params = m.moe() && !layer.dense_ffn ? routed_ffn_params(m, tp) : 0;
 }
 
 LayerInfo block_layer_info(const ModelConfig& m, const TrainingConfig& t, const TensorSharding& tp, int block) {
   const bool dense = m.moe() && m.dense_block(block);
   LayerInfo layer = sharded_layer_info(dense ? m.with_dense_ffn() : m, t, tp, LayerKind::Transformer);
   layer.name = "block_" + std::to_string(block);
-  layer.dense_ffn = dense;
-  layer.expert_params = dense ? 0 : expert_params(m, tp);
+  derive_block_fields(layer, m, tp, block);
   return layer;
 }
 

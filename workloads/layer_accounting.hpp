@@ -71,8 +71,9 @@ std::uint64_t norm_params(const ModelConfig& model);            // gain (+ bias 
 // capacity factor, T = micro_batch x seq_len, k experts per token); a dense model: T.
 std::uint64_t expert_rows(const ModelConfig& model, const TrainingConfig& training);
 
-// The routed experts' parameters of one block with experts on one GPU (0 for a dense model).
-std::uint64_t expert_params(const ModelConfig& model, const TensorSharding& sharding);
+// Sets what a block's place in the model decides and no file carries: LayerInfo::dense_ffn and
+// LayerInfo::expert_params (this GPU's routed experts' parameters, 0 in a dense block).
+void derive_block_fields(LayerInfo& layer, const ModelConfig& model, const TensorSharding& sharding, int block);
 
 // Block `block` (0-based) of the model, named "block_<block>": a dense block for a mixture's first
 // dense_layers (LayerInfo::dense_ffn), otherwise sharded_layer_info's block.

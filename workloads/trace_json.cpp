@@ -276,8 +276,7 @@ Trace trace_from_json(const JsonNode& node) {
                                                           : LayerKind::Transformer;
     if (l.kind != expected) layers.at(i).at("kind").fail("expected \"" + to_string(expected) + "\" at this position");
     if (l.kind == LayerKind::Transformer)
-      l.dense_ffn = trace.model.moe() && trace.model.dense_block(block_index.at(i - (first ? 1 : 0)));
-    if (l.kind == LayerKind::Transformer && !l.dense_ffn) l.expert_params = expert_params(trace.model, trace.layout.sharding());
+      derive_block_fields(l, trace.model, trace.layout.sharding(), block_index.at(i - (first ? 1 : 0)));
     trace.layers.push_back(std::move(l));
   }
   std::uint64_t params = 0;  // no wrap: below 2^58 + 2^62 at each check
