@@ -6,7 +6,10 @@
 #include <tuple>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <xbt/config.hpp>
@@ -32,11 +35,28 @@ void configure_engine_for_rdma(sg4::Engine& /*engine*/) {
   sg4::Engine::set_config("network/TCP-gamma:1e100");
   // Measured here: without these CM02 still scales bandwidth (a 1 MB flow on a 12.5 GB/s link
   // took 106 us instead of 80 us).  Link numbers are goodputs already (models/).
+  // The latency factor is lower_to_simgrid's callback (route_latency_factor), which SimGrid
+  // refuses beside the setting.
   sg4::Engine::set_config("network/bandwidth-factor:1.0");
-  sg4::Engine::set_config("network/latency-factor:1.0");
+}
+
+double route_latency_s(const std::vector<sg4::Link*>& links) {
+  double latency = 0;
+  for (const auto* link : links) latency += link->get_latency();
+  return latency;
 }
 
 namespace {
+// What every route reports to SimGrid as its latency (GraphZone::get_local_route): the same for
+// all, so that CM02's sharing, weighted by it, is per flow.
+constexpr double kReportedRouteLatency_s = 1.0;
+
+// SimGrid's latency factor for a flow: its route's real latency over the stand-in reported.
+double route_latency_factor(double /*bytes*/, const sg4::Host* /*from*/, const sg4::Host* /*to*/,
+                            const std::vector<sg4::Link*>& links, const std::unordered_set<sg4::NetZone*>& /*zones*/) {
+  return route_latency_s(links) / kReportedRouteLatency_s;
+}
+
 unsigned current_route_variant = 0;  // the engine and its actors run in one thread (SimGrid's default)
 }  // namespace
 
@@ -195,7 +215,11 @@ class GraphZone : public sgr::NetZoneImpl {
       throw std::logic_error("GraphZone: no vertex for netpoint " + src->get_name() + " or " + dst->get_name());
     const RouteCache::Cached& r = routes_->route(ids[src->id()], ids[dst->id()], current_route_variant);
     into->link_list_.insert(into->link_list_.end(), r.links.begin(), r.links.end());
-    if (latency) *latency += r.latency_s;
+    // Not the route's latency: SimGrid's CM02 shares a link between flows in inverse proportion to
+    // the latency their zone reports (TCP's round-trip unfairness), and RDMA fabrics, PCIe and
+    // NVLink arbitrate per flow.  Every route reports the same stand-in, and the latency factor
+    // (route_latency_factor) turns it back into the sum of the route's link latencies.
+    if (latency) *latency += kReportedRouteLatency_s;
   }
 
  private:
@@ -234,6 +258,9 @@ LoweredPlatform lower_to_simgrid(const Topology& topo, sg4::Engine& engine, cons
   auto* impl = new GraphZone(prefix + "cluster", cache);  // owned by the engine's zone tree
   sg4::NetZone* zone = impl->get_iface();
   zone->set_parent(root);
+  auto* network = zone->get_network_model();
+  if (network == nullptr) throw std::logic_error("lowering: SimGrid gave the cluster zone no network model");
+  network->set_lat_factor_cb(route_latency_factor);
 
   LoweredPlatform out;
   out.zone = zone;

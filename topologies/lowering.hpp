@@ -19,6 +19,11 @@
 //   minimum-hop routes, NVLink before PCIe) for the pair asked, computed lazily on first use and
 //   cached.  Nothing is precomputed, so a 4,096-GPU fat-tree costs only its hosts and links; a
 //   route costs one breadth-first search the first time a pair communicates.
+// - Sharing: flows on a link share it equally (max-min, per flow), as RDMA fabrics, PCIe and NVLink
+//   arbitrate.  SimGrid's CM02 would weigh each flow's share by its route's latency (TCP's
+//   round-trip unfairness: a flow across three switches got a tenth of a link against a one-hop
+//   copy), so every route reports one stand-in latency to SimGrid and a latency factor restores
+//   each flow's own; Host::route_to's latency is that stand-in: use route_latency_s(links).
 //
 // SimGrid's Engine is one per process.  Several topologies can be lowered into the same engine
 // with different name prefixes (each gets its own GraphZone under the root zone; when the engine
@@ -78,6 +83,9 @@ class ScopedRouteVariant {
 // flow_splitting k > 1, k when there is more than one route; otherwise, and for a route that stays
 // inside a server or hosts of different lowerings, 1.
 std::size_t sub_flow_count(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to);
+
+// A route's latency: the sum of its links' (what a flow on it pays before its bytes move).
+double route_latency_s(const std::vector<simgrid::s4u::Link*>& links);
 
 struct LoweringOptions {
   std::string name_prefix;           // prepended to every host, link and disk name

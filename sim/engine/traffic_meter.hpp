@@ -210,7 +210,8 @@ class TrafficMeter {
       if (it == variant_routes_.end()) {
         Route r;
         topologies::ScopedRouteVariant on(variant);
-        src->route_to(dst, r.links, &r.latency_s);
+        src->route_to(dst, r.links, nullptr);
+        r.latency_s = topologies::route_latency_s(r.links);
         it = variant_routes_.emplace(key, std::move(r)).first;
       }
       return it->second;
@@ -219,7 +220,8 @@ class TrafficMeter {
     auto it = routes_.find(key);
     if (it == routes_.end()) {
       Route r;
-      src->route_to(dst, r.links, &r.latency_s);
+      src->route_to(dst, r.links, nullptr);
+      r.latency_s = topologies::route_latency_s(r.links);
       it = routes_.emplace(key, std::move(r)).first;
     }
     return it->second;

@@ -63,7 +63,8 @@ std::string compare_route(const Topology& t, const LoweredPlatform& lp, const st
                           const std::vector<Edge>& expected) {
   std::vector<sg4::Link*> links;
   double latency = 0;
-  lp.host(a)->route_to(lp.host(b), links, &latency);
+  lp.host(a)->route_to(lp.host(b), links, nullptr);
+  latency = route_latency_s(links);
   std::vector<std::string> got, want;
   for (auto* l : links) got.push_back(l->get_name());
   double want_latency = 0;
@@ -328,4 +329,53 @@ TEST_CASE("lowering: an SSD's reads and writes at once share its read_write band
   // Absent: the faster direction's rate, 2 GB/s for both together -> 1 s.
   Topology by_default = cpu_with_ssd(2 * gb, 2 * gb, 0);
   CHECK(simulated_read_while_write_s(by_default, gb, gb) == doctest::Approx(1.0).scale(0).epsilon(1e-6));
+}
+
+namespace {
+
+// Three switches in a line, a - b - c, and a CPU d behind c: a flow from a to d crosses three
+// links, one from c to d only the last; `far_latency_s` on a-b makes the long route's latency
+// much larger than the short one's.
+Topology line_of_switches(double far_latency_s) {
+  Topology t;
+  for (const char* name : {"a", "b", "c"}) t.add_vertex(VertexProps{name, VertexKind::Switch, "", 0});
+  t.add_vertex(VertexProps{"d", VertexKind::Cpu, "", 0});
+  EdgeProps link;
+  link.kind = LinkKind::Ethernet;
+  link.bandwidth_Bps = 10e9;
+  link.latency_s = far_latency_s;
+  t.add_link("a", "b", link);
+  link.latency_s = 1e-6;
+  t.add_link("b", "c", link);
+  t.add_link("c", "d", link);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("lowering: flows sharing a link get equal shares whatever their route's latency (RDMA fabrics share per flow, not per round trip)") {
+  // SimGrid's CM02 weighs a flow's share by its route latency (TCP's round-trip unfairness); the
+  // fabrics luwusim models (RoCE, InfiniBand, PCIe, NVLink) arbitrate per flow.  Two flows of S
+  // bytes into d share c -> d at C/2 each, and both end at about 2 S / C, the long one 100 us of
+  // latency later at most; under round-trip weighting the short one would take 100/1 of it.
+  const double bytes = 1e9, C = 10e9, far_latency = 100e-6;
+  Topology t = line_of_switches(far_latency);
+  const std::string out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform lp = lower_to_simgrid(t, engine);
+    auto times = run_flows(engine, lp, {{"a", "d"}, {"c", "d"}}, bytes);
+    std::ostringstream s;
+    s.precision(17);
+    s << times[0] << " " << times[1];
+    return s.str();
+  });
+  std::istringstream in(out);
+  double long_flow = 0, short_flow = 0;
+  in >> long_flow >> short_flow;
+  // The short flow runs alone at C from 1 us until the long one's bytes arrive (102 us), then both
+  // at C / 2 until the short one ends; the long one then finishes alone at C.  c -> d is busy from
+  // 1 us to the end: the long flow ends at 1 us + 2 S / C, the short one the long one's head start
+  // (101 us at C) earlier.
+  const double long_expected = 1e-6 + 2 * bytes / C;
+  CHECK(long_flow == doctest::Approx(long_expected).epsilon(1e-7));
+  CHECK(short_flow == doctest::Approx(long_expected - (far_latency + 1e-6)).epsilon(1e-7));
 }
