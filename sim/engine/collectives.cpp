@@ -29,6 +29,14 @@ simgrid::s4u::ExecPtr pace(const CommGroup& group, int index, double bytes) {
   return start_paced(group.engine_of(index), bytes);
 }
 
+// A folded ring's send waits for the left-out ranks' flows too (CommGroup::fold_shares): the
+// slowest one's latency and bytes.
+simgrid::s4u::ExecPtr fold_share_pace(const CommGroup& group, int index, double bytes) {
+  auto* share = group.fold_share_of(index);
+  if (share == nullptr || bytes <= 0) return nullptr;
+  return start_paced(share, bytes + group.fold_share_latency_s * share->get_speed());
+}
+
 // `steps` ring steps of `step_bytes` each: send to the next rank, receive from the previous one.
 void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, const CollectiveContext& ctx) {
   const int n = group.size();
@@ -67,12 +75,14 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
     for (int step = 0; step < steps; ++step) {
       if (step_overhead_s > 0) simgrid::s4u::this_actor::sleep_for(step_overhead_s);
       auto kernel_pace = pace(group, index, step_bytes);
+      auto left_out = fold_share_pace(group, index, step_bytes);
       std::vector<simgrid::s4u::CommPtr> extra;
       auto send = sub_flows > 1 ? send_piece(step_bytes, extra) : put(step_bytes);
       mine->get<int>();
       send->wait();
       for (auto& c : extra) c->wait();
       wait_paced(kernel_pace);
+      wait_paced(left_out);
       ctx.traffic->record_flow(self, next, step_bytes / static_cast<double>(sub_flows), send);
     }
     return;
@@ -80,12 +90,14 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
   // Coarse: all steps as one flow; the other steps' latencies are paid once more each.
   const double total = steps * step_bytes;
   auto kernel_pace = pace(group, index, total);
+  auto left_out = fold_share_pace(group, index, total);
   std::vector<simgrid::s4u::CommPtr> extra;
   auto send = sub_flows > 1 ? send_piece(total, extra) : put(total);
   mine->get<int>();
   send->wait();
   for (auto& c : extra) c->wait();
   wait_paced(kernel_pace);
+  wait_paced(left_out);
   ctx.traffic->record_flow(self, next, total / static_cast<double>(sub_flows), send);
   simgrid::s4u::this_actor::sleep_for((steps - 1) * ctx.traffic->route_latency_s(self, next) + steps * step_overhead_s);
 }

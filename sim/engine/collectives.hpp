@@ -62,11 +62,19 @@ struct CommGroup {
   std::vector<simgrid::s4u::Host*> engines;
   int represents = 0;  // 0: the members themselves
   NcclRingCost nccl = {};  // inside one server, NCCL's ring on its NVLink fabric; zero elsewhere
+  // Folded on links the left-out ranks share (fold_share.hpp): one pacing host per member whose
+  // speed is the represented rings' slowest flow; each ring send also moves its bytes through it,
+  // after that flow's route latency (as more bytes at its speed).  Empty: none.
+  std::vector<simgrid::s4u::Host*> fold_shares = {};
+  double fold_share_latency_s = 0;  // the slowest represented flow's route latency
   int size() const { return static_cast<int>(members.size()); }
   // The collective's rank count: what sizes its shards and counts its steps.
   int ranks() const { return represents > 0 ? represents : size(); }
   simgrid::s4u::Host* engine_of(int index) const {
     return engines.empty() ? nullptr : engines[static_cast<std::size_t>(index)];
+  }
+  simgrid::s4u::Host* fold_share_of(int index) const {
+    return fold_shares.empty() ? nullptr : fold_shares[static_cast<std::size_t>(index)];
   }
 };
 

@@ -12,6 +12,7 @@
 
 #include "sim/engine/collective_tuning.hpp"
 #include "sim/engine/collectives.hpp"
+#include "sim/engine/fold_share.hpp"
 
 namespace luwu::sim {
 
@@ -58,7 +59,15 @@ class DataParallelCollectives {
   // (CommGroup::represents), the servers' own groups are unchanged.  std::invalid_argument unless
   // `ranks` >= the world fills whole servers and the world spans at least two servers evenly (a
   // cross-server ring needs a simulated neighbour).
-  void represent(int ranks);
+  // `load`, on a network whose links the left-out ranks share (fold_share.hpp): every data-parallel
+  // group whose rings run at the same time as this one's, this one included, each as its ranks'
+  // GPU hosts in rank order with their servers.  The folded rings across servers then move no
+  // faster than the slowest flow of those groups' rings on their own routes.
+  struct RepresentedGroup {
+    std::vector<simgrid::s4u::Host*> hosts;
+    std::vector<int> servers;
+  };
+  void represent(int ranks, std::vector<RepresentedGroup> load = {});
 
   int world_size() const { return static_cast<int>(hosts_.size()); }
   // The group the collectives size themselves for: world_size(), or what it represents.
@@ -72,7 +81,10 @@ class DataParallelCollectives {
   const CollectiveShape& shape();
 
  private:
-  const CommGroup& group(const std::string& name, const std::vector<int>& ranks, bool paced, int represents = 0);
+  // Which represented rings a folded group's shares stand for (fold_shares).
+  enum class FoldRings { None, World, Cross };
+  const CommGroup& group(const std::string& name, const std::vector<int>& ranks, bool paced, int represents = 0,
+                         FoldRings rings = FoldRings::None);
   int per_server() const { return static_cast<int>(ranks_of_server_.begin()->second.size()); }
   const CommGroup& world(const std::string& tag);
   const CommGroup& local(const std::string& tag, int rank);
@@ -102,6 +114,15 @@ class DataParallelCollectives {
   bool even_servers_ = true;
   CollectiveTuning tuning_;
   int represented_ = 0;  // folded: the group's ranks; 0: the world
+  std::vector<RepresentedGroup> fold_load_;
+  // The fold shares (fold_share.hpp) of this group's world ring and of its cross-server rings (by
+  // local index), with every represented group's rings loading the links; empty until computed.
+  std::vector<FoldShare> world_shares_, cross_shares_;
+  const std::vector<FoldShare>& fold_shares(bool cross);
+  // The share of simulated rank `rank`'s ring (world or cross), and the pacing host that gives it
+  // (nullptr: no share, the ring's flows share nothing).
+  const FoldShare& fold_share(int rank, bool cross);
+  simgrid::s4u::Host* fold_share_host(int rank, bool cross);
   bool shape_known_ = false;
   CollectiveShape shape_;
 };

@@ -92,6 +92,21 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
   if (hardware.nvlink)  // NCCL's ring on the servers' NVLink, where the profile gives its measurement
     context.intra_server = NcclRingCost::on(*hardware.nvlink);
   const std::vector<Hardware> stage_hw = stage_hardware(workload, hardware, roles.optimizer_nodes.size());
+  // The represented groups whose rings load shared links at once (SimulationOptions::fold_shares_links).
+  std::vector<DataParallelCollectives::RepresentedGroup> fold_load;
+  if (folded && options.fold_shares_links) {
+    if (layout.pipeline != 1)
+      throw std::invalid_argument("fold_shares_links with pipeline parallelism: its stages' rings do not run at once");
+    for (int t = 0; t < layout.tensor; ++t) {
+      DataParallelCollectives::RepresentedGroup g;
+      for (int d = 0; d < layout.data; ++d) {
+        const RankHosts& rank = roles.ranks[static_cast<std::size_t>(parallel_rank(layout, {t, d, 0}))];
+        g.hosts.push_back(rank.gpu);
+        g.servers.push_back(rank.server);
+      }
+      fold_load.push_back(std::move(g));
+    }
+  }
   std::vector<std::unique_ptr<DataParallelSlice>> slices;  // by stage, then tensor index
   for (int p = 0; p < layout.pipeline; ++p)
     for (int t = 0; t < layout.tensor; ++t) {
@@ -113,7 +128,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
       slice->collectives = std::make_unique<DataParallelCollectives>(
           slice->roles.gpu_hosts(), slice->roles.servers(), collective_settings.algorithm, context, slice_engines,
           hardware.network_switch ? roles.network_switch : nullptr);
-      if (folded) slice->collectives->represent(layout.data);
+      if (folded) slice->collectives->represent(layout.data, fold_load);
       if (model_parallel) slice->collectives->set_group_prefix(fmt::format("p{}t{}/", p, t));
       slice->cluster = std::make_unique<ClusterEnv>(ClusterEnv{*workload.stages[static_cast<std::size_t>(p)], stage_hw[static_cast<std::size_t>(p)],
                                                                slice->roles, *slice->collectives, traffic, timeline, {}});

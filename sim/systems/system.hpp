@@ -50,6 +50,10 @@ class System {
   // ClusterEnv::collectives, and nothing it does on one rank depends on another rank's host or
   // disk, so the first ranks of a group, simulated alone, stand for the rest.
   virtual bool folds_data_parallel() const { return false; }
+  // Whether all it sends between servers is its data-parallel collectives (no parameter server,
+  // switch or optimizer node on the way): a fold can then put back the left-out ranks' load on
+  // shared links from their rings alone (sim/engine/fold_share.hpp).
+  virtual bool sends_only_collectives_across_servers() const { return false; }
   // Whether it reduces a mixture's expert gradients over the expert-data-parallel group (a layout
   // with expert > 1, workloads/parallel_layout.hpp); a system that does not is refused such a layout.
   virtual bool supports_expert_parallel() const { return false; }

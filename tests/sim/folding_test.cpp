@@ -381,6 +381,11 @@ TEST_CASE("a fold says where it is not exact (shared spines, oversubscribed leav
   CHECK(why(R"({"topology": "dgx", "servers": 4, "gpus_per_server": 2})").empty());
   CHECK(why(R"({"topology": "fat-tree", "servers": 16, "gpus_per_server": 2})", "spray").empty());
   CHECK(why(R"({"topology": "fat-tree", "servers": 16, "gpus_per_server": 2})").find("shared spine links") != std::string::npos);
+  // The fold puts ring flows back there (fold_share_test.cpp) for ring-only systems without
+  // pipeline stages, and says it is close but not exact; a switch-bound system gets no such load.
+  CHECK(why(R"({"topology": "fat-tree", "servers": 16, "gpus_per_server": 2})").find("static share") != std::string::npos);
+  CHECK(why(R"({"topology": "fat-tree", "servers": 16, "gpus_per_server": 2})", "", R"(["switchml"])")
+            .find("nothing but ring collectives") != std::string::npos);
   CHECK(why(R"({"topology": "fat-tree", "servers": 16, "gpus_per_server": 2, "oversubscription": 4})", "spray")
             .find("oversubscribed") != std::string::npos);
   CHECK(why(R"({"topology": "luwu-star", "workers": 8, "racks": 2})").find("trunks") != std::string::npos);

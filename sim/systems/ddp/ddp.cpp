@@ -60,6 +60,7 @@ class Ddp : public System {
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
   bool folds_data_parallel() const override { return true; }
+  bool sends_only_collectives_across_servers() const override { return true; }
   bool supports_expert_parallel() const override { return true; }
   // One all-reduce per bucket of the last micro-step's gradients.
   std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {

@@ -148,6 +148,7 @@ class DeepOptimizerStates : public System {
   CollectiveSettings collectives() const override { return settings_.offload.collectives; }
   // ZeRO-Offload's reasons (zero_offload.cpp), and its plan sizes the shard by the group's D.
   bool folds_data_parallel() const override { return true; }
+  bool sends_only_collectives_across_servers() const override { return true; }
 
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     const auto& trace = env.trace;

@@ -67,6 +67,7 @@ class OnebitAdam : public System {
   CollectiveSettings collectives() const override { return settings_.warmup.collectives; }
   // Both stages exchange only through ClusterEnv::collectives (their chunks sized there, by D).
   bool folds_data_parallel() const override { return true; }
+  bool sends_only_collectives_across_servers() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv&) const override {
     if (settings_.stage == OnebitAdamSettings::Stage::Warmup) return make_ddp_schedule(settings_.warmup);
     return std::make_unique<CompressedSchedule>(settings_);

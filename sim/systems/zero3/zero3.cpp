@@ -28,6 +28,7 @@ class Zero3 : public System {
   }
   CollectiveSettings collectives() const override { return settings_.collectives; }
   bool folds_data_parallel() const override { return true; }
+  bool sends_only_collectives_across_servers() const override { return true; }
   std::optional<DeepSpeedEstimate> deepspeed_estimate(const workloads::Trace& trace, const Hardware& hw) const override {
     return estimate_zero3_model_states(static_cast<double>(trace.total_params()), largest_submodule_params(trace),
                                        hw.gpus_per_server, hw.worker_servers(), false, false);

@@ -41,6 +41,7 @@ class ZeroHierarchical : public System {
   // ZeRO-3's schedule (which folds): its partition is the server's (a fold fills whole servers)
   // and its one cross-server collective is folded by DataParallelCollectives.
   bool folds_data_parallel() const override { return true; }
+  bool sends_only_collectives_across_servers() const override { return true; }
   std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
     return zero3_collective_calls(settings_.zero3, wire(), trace);
   }

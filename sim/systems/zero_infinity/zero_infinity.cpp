@@ -251,6 +251,7 @@ class ZeroInfinity : public System {
                                   trace);
   }
   bool folds_data_parallel() const override { return true; }
+  bool sends_only_collectives_across_servers() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     return std::make_unique<ZeroInfinitySchedule>(
         settings_, env, settings_.offload == Tier::Dram ? place_dram_state(env.trace, env.hw).shares : models::StatePlacement{});

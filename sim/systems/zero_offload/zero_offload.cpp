@@ -187,6 +187,7 @@ class ZeroOffload : public System {
   // and what a rank shares (its server's CPU, DRAM, CXL and PCIe) only the server's own GPUs share:
   // a fold fills whole servers.
   bool folds_data_parallel() const override { return true; }
+  bool sends_only_collectives_across_servers() const override { return true; }
   std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
     const auto host = zero_offload_host_bytes(settings_, env.trace, env.hw);
     return std::make_unique<ZeroOffloadSchedule>(

@@ -43,6 +43,7 @@ class Zeropp : public System {
   // ZeRO-3's schedule (which folds) with other wire formats; hpZ's secondary partition is the
   // server's, and a fold fills whole servers.
   bool folds_data_parallel() const override { return true; }
+  bool sends_only_collectives_across_servers() const override { return true; }
   std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
     return zero3_collective_calls(settings_.zero3, wire(), trace);
   }
