@@ -87,7 +87,7 @@ const std::vector<FoldShare>& DataParallelCollectives::fold_shares(bool cross) {
   if (!shares.empty() || fold_load_.empty()) return shares;
   // Every represented group's rings, this group's (the one holding the simulated ranks) noted.
   std::vector<std::vector<simgrid::s4u::Host*>> rings;
-  std::size_t mine = 0;
+  std::size_t mine = std::numeric_limits<std::size_t>::max();  // this group's first ring, once found
   for (const auto& g : fold_load_) {
     if (g.hosts.front() == hosts_.front()) mine = rings.size();
     if (!cross) {
@@ -104,6 +104,7 @@ const std::vector<FoldShare>& DataParallelCollectives::fold_shares(bool cross) {
     }
     rings.insert(rings.end(), by_local.begin(), by_local.end());
   }
+  if (mine >= rings.size()) throw std::logic_error("a folded group's load does not list the group itself");
   const std::vector<FoldShare> all = slowest_flow_per_ring(rings, *context_.traffic);
   const std::size_t count = cross ? static_cast<std::size_t>(per_server()) : 1;
   shares.assign(all.begin() + static_cast<std::ptrdiff_t>(mine), all.begin() + static_cast<std::ptrdiff_t>(mine + count));
