@@ -56,7 +56,7 @@ DataParallelCollectives::DataParallelCollectives(std::vector<simgrid::s4u::Host*
     algorithm_ = CollectiveAlgorithm::Ring;
 }
 
-void DataParallelCollectives::represent(int ranks, std::vector<RepresentedGroup> load) {
+void DataParallelCollectives::represent(int ranks, std::shared_ptr<FoldLoad> load) {
   if (!groups_.empty()) throw std::logic_error("represent() after the first collective");
   if (ranks == world_size()) return;
   const std::string what = "a data-parallel group folded to " + std::to_string(world_size()) + " ranks: ";
@@ -64,14 +64,19 @@ void DataParallelCollectives::represent(int ranks, std::vector<RepresentedGroup>
   std::map<int, int> ranks_per_server;
   for (const auto& [server, ranks_there] : ranks_of_server_) ranks_per_server[server] = static_cast<int>(ranks_there.size());
   if (const std::string why = fold_problem(ranks_per_server, ranks); !why.empty()) throw std::invalid_argument(what + why);
-  for (const auto& g : load)
-    if (g.hosts.size() != static_cast<std::size_t>(ranks) || g.servers.size() != g.hosts.size())
+  represented_ = ranks;
+  shape_known_ = false;
+  if (!load) return;
+  const auto& groups = load->groups();
+  fold_group_ = groups.size();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].hosts.size() != static_cast<std::size_t>(ranks) || groups[g].servers.size() != groups[g].hosts.size())
       throw std::invalid_argument(what + "a represented group's load must list each of its " + std::to_string(ranks) +
                                   " ranks with its server");
-  represented_ = ranks;
+    if (groups[g].hosts.front() == hosts_.front()) fold_group_ = g;
+  }
+  if (fold_group_ == groups.size()) throw std::logic_error("a folded group's load does not list the group itself");
   fold_load_ = std::move(load);
-  shape_known_ = false;
-  if (fold_load_.empty()) return;
   // The pacing hosts must exist before the simulation starts: made here, for the rings this
   // algorithm runs (the world's, or the cross-server ones), looked up by name later.
   std::vector<int> all(hosts_.size());
@@ -82,41 +87,13 @@ void DataParallelCollectives::represent(int ranks, std::vector<RepresentedGroup>
   }
 }
 
-const std::vector<FoldShare>& DataParallelCollectives::fold_shares(bool cross) {
-  std::vector<FoldShare>& shares = cross ? cross_shares_ : world_shares_;
-  if (!shares.empty() || fold_load_.empty()) return shares;
-  // Every represented group's rings, this group's (the one holding the simulated ranks) noted.
-  std::vector<std::vector<simgrid::s4u::Host*>> rings;
-  std::size_t mine = std::numeric_limits<std::size_t>::max();  // this group's first ring, once found
-  for (const auto& g : fold_load_) {
-    if (g.hosts.front() == hosts_.front()) mine = rings.size();
-    if (!cross) {
-      rings.push_back(g.hosts);
-      continue;
-    }
-    // A ring per local index, through the servers in the order their ranks come.
-    std::map<int, int> next_local;  // server -> ranks of it seen so far
-    std::vector<std::vector<simgrid::s4u::Host*>> by_local;
-    for (std::size_t r = 0; r < g.hosts.size(); ++r) {
-      const auto l = static_cast<std::size_t>(next_local[g.servers[r]]++);
-      if (by_local.size() <= l) by_local.resize(l + 1);
-      by_local[l].push_back(g.hosts[r]);
-    }
-    rings.insert(rings.end(), by_local.begin(), by_local.end());
-  }
-  if (mine >= rings.size()) throw std::logic_error("a folded group's load does not list the group itself");
-  const std::vector<FoldShare> all = slowest_flow_per_ring(rings, *context_.traffic);
-  const std::size_t count = cross ? static_cast<std::size_t>(per_server()) : 1;
-  shares.assign(all.begin() + static_cast<std::ptrdiff_t>(mine), all.begin() + static_cast<std::ptrdiff_t>(mine + count));
-  return shares;
-}
-
 const FoldShare& DataParallelCollectives::fold_share(int rank, bool cross) {
-  return fold_shares(cross).at(cross ? static_cast<std::size_t>(local_index_[static_cast<std::size_t>(rank)]) : 0);
+  return fold_load_->shares(fold_group_, cross, *context_.traffic)
+      .at(cross ? static_cast<std::size_t>(local_index_[static_cast<std::size_t>(rank)]) : 0);
 }
 
 simgrid::s4u::Host* DataParallelCollectives::fold_share_host(int rank, bool cross) {
-  if (fold_load_.empty()) return nullptr;
+  if (!fold_load_) return nullptr;
   const FoldShare& share = fold_share(rank, cross);
   if (!std::isfinite(share.rate_Bps)) return nullptr;
   return make_pacing_host(fmt::format("fold-share/{}/{}", cross ? "cross" : "world",
@@ -136,7 +113,7 @@ const CommGroup& DataParallelCollectives::group(const std::string& name, const s
     one_server = one_server && server_of_rank_[r] == server_of_rank_[ranks.front()];
   }
   if (one_server) g.nccl = context_.intra_server;  // a ring on the server's NVLink fabric
-  if (represents > 0 && rings != FoldRings::None && !fold_load_.empty()) {
+  if (represents > 0 && rings != FoldRings::None && fold_load_) {
     const bool across = rings == FoldRings::Cross;  // a cross group's members share their local index
     for (int r : ranks) g.fold_shares.push_back(fold_share_host(r, across));
     if (g.fold_shares.front() == nullptr) g.fold_shares.clear();

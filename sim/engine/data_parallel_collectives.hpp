@@ -5,6 +5,7 @@
 // NCCL's tuning rule ("auto", collective_tuning.hpp).  Each stream tag gets its own groups, so
 // collectives on different streams never share mailboxes.
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,14 +61,10 @@ class DataParallelCollectives {
   // `ranks` >= the world fills whole servers and the world spans at least two servers evenly (a
   // cross-server ring needs a simulated neighbour).
   // `load`, on a network whose links the left-out ranks share (fold_share.hpp): every data-parallel
-  // group whose rings run at the same time as this one's, this one included, each as its ranks'
-  // GPU hosts in rank order with their servers.  The folded rings across servers then move no
-  // faster than the slowest flow of those groups' rings on their own routes.
-  struct RepresentedGroup {
-    std::vector<simgrid::s4u::Host*> hosts;
-    std::vector<int> servers;
-  };
-  void represent(int ranks, std::vector<RepresentedGroup> load = {});
+  // group whose rings load the links with this one's, this one included (the group whose first
+  // host is this one's first).  A folded ring then moves no faster than its represented ring's
+  // slowest flow among all those rings on their own routes.
+  void represent(int ranks, std::shared_ptr<FoldLoad> load = nullptr);
 
   int world_size() const { return static_cast<int>(hosts_.size()); }
   // The group the collectives size themselves for: world_size(), or what it represents.
@@ -114,11 +111,8 @@ class DataParallelCollectives {
   bool even_servers_ = true;
   CollectiveTuning tuning_;
   int represented_ = 0;  // folded: the group's ranks; 0: the world
-  std::vector<RepresentedGroup> fold_load_;
-  // The fold shares (fold_share.hpp) of this group's world ring and of its cross-server rings (by
-  // local index), with every represented group's rings loading the links; empty until computed.
-  std::vector<FoldShare> world_shares_, cross_shares_;
-  const std::vector<FoldShare>& fold_shares(bool cross);
+  std::shared_ptr<FoldLoad> fold_load_;
+  std::size_t fold_group_ = 0;  // this group's place in fold_load_
   // The share of simulated rank `rank`'s ring (world or cross), and the pacing host that gives it
   // (nullptr: no share, the ring's flows share nothing).
   const FoldShare& fold_share(int rank, bool cross);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "sim/engine/transfers.hpp"
@@ -96,6 +97,35 @@ std::vector<FoldShare> slowest_flow_per_ring(const std::vector<std::vector<simgr
       ring.latency_s = std::max(ring.latency_s, latency[f]);
   }
   return slowest;
+}
+
+const std::vector<FoldShare>& FoldLoad::shares(std::size_t g, bool cross, TrafficMeter& traffic) {
+  auto& by_group = cross ? cross_ : world_;
+  if (by_group.empty()) {
+    std::vector<std::vector<simgrid::s4u::Host*>> rings;
+    std::vector<std::size_t> first, count;  // each group's rings in `rings`
+    for (const auto& group : groups_) {
+      first.push_back(rings.size());
+      if (!cross) {
+        rings.push_back(group.hosts);
+      } else {
+        std::map<int, std::size_t> seen;  // server -> its ranks so far
+        std::vector<std::vector<simgrid::s4u::Host*>> by_index;
+        for (std::size_t r = 0; r < group.hosts.size(); ++r) {
+          const std::size_t i = seen[group.servers.at(r)]++;
+          if (by_index.size() <= i) by_index.resize(i + 1);
+          by_index[i].push_back(group.hosts[r]);
+        }
+        rings.insert(rings.end(), by_index.begin(), by_index.end());
+      }
+      count.push_back(rings.size() - first.back());
+    }
+    const std::vector<FoldShare> all = slowest_flow_per_ring(rings, traffic);
+    for (std::size_t k = 0; k < groups_.size(); ++k)
+      by_group.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(first[k]),
+                            all.begin() + static_cast<std::ptrdiff_t>(first[k] + count[k]));
+  }
+  return by_group.at(g);
 }
 
 }  // namespace luwu::sim

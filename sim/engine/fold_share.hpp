@@ -34,4 +34,25 @@ struct FoldShare {
 std::vector<FoldShare> slowest_flow_per_ring(const std::vector<std::vector<simgrid::s4u::Host*>>& rings,
                                              TrafficMeter& traffic);
 
+// The represented data-parallel groups whose rings load the links together (each as its ranks'
+// GPU hosts in rank order, with their servers), and their rings' shares, computed once for every
+// folded group that reads them.
+class FoldLoad {
+ public:
+  struct Group {
+    std::vector<simgrid::s4u::Host*> hosts;
+    std::vector<int> servers;
+  };
+  explicit FoldLoad(std::vector<Group> groups) : groups_(std::move(groups)) {}
+  const std::vector<Group>& groups() const { return groups_; }
+  // The shares of group `g`'s rings: its world ring (one), or its rings across servers, one per
+  // index inside a server (the ring of every server's i-th rank, servers in the order their ranks
+  // come), every group's rings of that kind loading the links at once.
+  const std::vector<FoldShare>& shares(std::size_t g, bool cross, TrafficMeter& traffic);
+
+ private:
+  std::vector<Group> groups_;
+  std::vector<std::vector<FoldShare>> world_, cross_;  // by group; empty until computed
+};
+
 }  // namespace luwu::sim

@@ -44,18 +44,11 @@ long double simulated_gpus(const Scenario& scenario) {
 
 namespace {
 
-// Whether the fold puts back the left-out ranks' load on the links they share (fold_share.hpp):
-// without pipeline stages every data-parallel group's rings run at once, and each folding system
-// sends nothing else between servers and runs its collectives as rings.
+// Whether the fold puts back the left-out ranks' load on the links they share (fold_share.hpp) for
+// every system of the scenario that folds.
 bool fold_loads_shared_links(const Scenario& scenario) {
-  if (scenario.layout.pipeline != 1) return false;
-  for (const auto& system : scenario.systems) {
-    if (!system->folds_data_parallel()) continue;
-    const CollectiveAlgorithm a = system->collectives().algorithm;
-    if (!system->sends_only_collectives_across_servers() ||
-        (a != CollectiveAlgorithm::Ring && a != CollectiveAlgorithm::Hierarchical))
-      return false;
-  }
+  for (const auto& system : scenario.systems)
+    if (system->folds_data_parallel() && !system->fold_loads_rings()) return false;
   return true;
 }
 
@@ -101,7 +94,7 @@ std::string fold_algorithm_inexactness(const Scenario& scenario) {
 
 bool fold_needs_shared_link_load(const Scenario& scenario) {
   return scenario.fold_data_parallel > 0 && scenario.fold_data_parallel < scenario.layout.data &&
-         !fold_network_inexactness(scenario).empty() && fold_loads_shared_links(scenario);
+         !fold_network_inexactness(scenario).empty();
 }
 
 std::string fold_inexactness(const Scenario& scenario) {
@@ -111,10 +104,8 @@ std::string fold_inexactness(const Scenario& scenario) {
     network += fold_loads_shared_links(scenario)
                    ? " (the fold puts the left-out ranks' ring flows back on those links as a static share, "
                      "sim/engine/fold_share.hpp: measured within 0.4% of the unfolded run with 13B-175B models "
-                     "on 256 GPUs, but -3.7% to +2.5% with 1.3B on 128, as ranks drift apart)"
-                   : scenario.layout.pipeline != 1
-                   ? " (a fold puts that load back only without pipeline parallelism, whose stages' rings and "
-                     "transfers do not run at once)"
+                     "on 256-1,024 GPUs, pipeline stages included, but -3.7% to +4.3% elsewhere: ranks drift apart, "
+                     "and pipeline transfers on shared rack trunks are not put back)"
                    : " (a fold puts that load back only for systems that send nothing but ring collectives "
                      "between servers)";
   const std::string algorithms = fold_algorithm_inexactness(scenario);
@@ -126,7 +117,7 @@ void check_fold_exactness(const Scenario& scenario) {
   if (inexact.empty() || scenario.allow_inexact_fold) return;
   throw InputError(scenario.file, "$.simulation.fold_data_parallel",
                    "this fold would not be exact, and a folded result here is not the whole group's: " + inexact +
-                       ". Simulate every rank (remove fold_data_parallel), or take the optimistic result knowingly "
+                       ". Simulate every rank (remove fold_data_parallel), or take the folded result knowingly "
                        "with \"simulation\": {\"allow_inexact_fold\": true} (it is then marked not exact)");
 }
 

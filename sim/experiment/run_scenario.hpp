@@ -61,11 +61,11 @@ void check_simulation_budget(const Scenario& scenario);
 // use (one switch, or a full-bisection fat-tree whose flows are sprayed over every route,
 // docs/performance.md "Folding").  Elsewhere the ranks left out would load links the simulated
 // ones share (spines under ECMP, oversubscribed leaf uplinks, rack trunks, wide-area links); for
-// layouts without pipeline parallelism under systems that send only ring collectives between
-// servers the fold puts that load back (sim/engine/fold_share.hpp), close but not exact; elsewhere
-// the folded time is optimistic.
+// systems that send only ring collectives between servers the fold puts that load back
+// (sim/engine/fold_share.hpp), close but not exact; for the others the folded time is optimistic.
 std::string fold_inexactness(const Scenario& scenario);
-// Whether a fold puts the left-out ranks' ring load back (SimulationOptions::fold_shares_links).
+// Whether the network makes a fold put the left-out ranks' ring load back, in the systems that can
+// (SimulationOptions::fold_shares_links, System::fold_loads_rings).
 bool fold_needs_shared_link_load(const Scenario& scenario);
 
 // Refuses a fold that is not exact (InputError at $.simulation.fold_data_parallel naming why and

@@ -92,20 +92,22 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
   if (hardware.nvlink)  // NCCL's ring on the servers' NVLink, where the profile gives its measurement
     context.intra_server = NcclRingCost::on(*hardware.nvlink);
   const std::vector<Hardware> stage_hw = stage_hardware(workload, hardware, roles.optimizer_nodes.size());
-  // The represented groups whose rings load shared links at once (SimulationOptions::fold_shares_links).
-  std::vector<DataParallelCollectives::RepresentedGroup> fold_load;
-  if (folded && options.fold_shares_links) {
-    if (layout.pipeline != 1)
-      throw std::invalid_argument("fold_shares_links with pipeline parallelism: its stages' rings do not run at once");
-    for (int t = 0; t < layout.tensor; ++t) {
-      DataParallelCollectives::RepresentedGroup g;
-      for (int d = 0; d < layout.data; ++d) {
-        const RankHosts& rank = roles.ranks[static_cast<std::size_t>(parallel_rank(layout, {t, d, 0}))];
-        g.hosts.push_back(rank.gpu);
-        g.servers.push_back(rank.server);
+  // The represented groups whose rings load shared links (SimulationOptions::fold_shares_links): every
+  // stage's and tensor slice's, taken to run at once (1F1B's steady state keeps every stage busy).
+  std::shared_ptr<FoldLoad> fold_load;
+  if (folded && options.fold_shares_links && system.fold_loads_rings()) {
+    std::vector<FoldLoad::Group> groups;
+    for (int p = 0; p < layout.pipeline; ++p)
+      for (int t = 0; t < layout.tensor; ++t) {
+        FoldLoad::Group g;
+        for (int d = 0; d < layout.data; ++d) {
+          const RankHosts& rank = roles.ranks[static_cast<std::size_t>(parallel_rank(layout, {t, d, p}))];
+          g.hosts.push_back(rank.gpu);
+          g.servers.push_back(rank.server);
+        }
+        groups.push_back(std::move(g));
       }
-      fold_load.push_back(std::move(g));
-    }
+    fold_load = std::make_shared<FoldLoad>(std::move(groups));
   }
   std::vector<std::unique_ptr<DataParallelSlice>> slices;  // by stage, then tensor index
   for (int p = 0; p < layout.pipeline; ++p)

@@ -42,9 +42,10 @@ struct SimulationOptions {
   // (DataParallelCollectives::represent); detailed or coarse collectives (collectives.hpp).  Exact where a rank's traffic meets only its own and its ring neighbours'
   // links, and its server's resources are its server's ranks' alone (docs/performance.md).
   int fold_data_parallel = 0;
-  // Folded on a network whose links the left-out ranks share: give the folded rings the load of
-  // every represented ring (fold_share.hpp).  Only for layouts without pipeline parallelism, whose
-  // data-parallel groups' rings all run at once; set by run_scenario where the fold needs it.
+  // Folded on a network whose links the left-out ranks share: give the folded rings of a system
+  // that sends only ring collectives between servers (System::fold_loads_rings) the load of every
+  // represented ring, every stage's and tensor slice's at once (fold_share.hpp); set by
+  // run_scenario where the network needs it.
   bool fold_shares_links = false;
 };
 

@@ -67,6 +67,13 @@ class System {
   }
   // Its GPU-executed collectives (systems without any keep the defaults, which then do nothing).
   virtual CollectiveSettings collectives() const { return {}; }
+  // Whether a fold of it can put the left-out ranks' load back on shared links: all it sends
+  // between servers is its data-parallel collectives, run as rings (flat or hierarchical).
+  bool fold_loads_rings() const {
+    const CollectiveAlgorithm a = collectives().algorithm;
+    return folds_data_parallel() && sends_only_collectives_across_servers() &&
+           (a == CollectiveAlgorithm::Ring || a == CollectiveAlgorithm::Hierarchical);
+  }
   // The data-parallel collectives one rank issues in an iteration of `trace`, for detailed mode's
   // budget (collective_calls.hpp): ZeRO-3's per-op pattern, the most a data-parallel system does,
   // unless the system counts its own; none for systems without GPU collectives.
