@@ -105,6 +105,23 @@ std::vector<double> run_flows(sg4::Engine& engine, const LoweredPlatform& lp,
   return *done;
 }
 
+// Lowers `t` in a fresh engine (a child process) and runs `flows` there as run_flows does.
+std::vector<double> flow_times_in_child(const Topology& t, const std::vector<std::pair<std::string, std::string>>& flows,
+                                        double bytes) {
+  const std::string out = in_child([&](sg4::Engine& engine) {
+    LoweredPlatform lp = lower_to_simgrid(t, engine);
+    std::ostringstream s;
+    s.precision(17);
+    for (double done : run_flows(engine, lp, flows, bytes)) s << done << " ";
+    return s.str();
+  });
+  std::istringstream in(out);
+  std::vector<double> times;
+  for (double done = 0; in >> done;) times.push_back(done);
+  REQUIRE(times.size() == flows.size());
+  return times;
+}
+
 double bottleneck_Bps(const Topology& t, const std::vector<Edge>& route) {
   double b = 1e300;
   for (Edge e : route) b = std::min(b, t[e].bandwidth_Bps);
@@ -232,45 +249,18 @@ TEST_CASE("lowering: one flow takes latency + bytes / bottleneck bandwidth, spli
   // Closed form for a lone flow on the CM02 model without cross traffic.
   const double alone = latency_s(t, route) + bytes / bottleneck_Bps(t, route);
 
-  std::string out = in_child([&](sg4::Engine& engine) {
-    LoweredPlatform lp = lower_to_simgrid(t, engine);
-    auto times = run_flows(engine, lp, {{"gpu0", "gpu3"}}, bytes);
-    std::ostringstream s;
-    s.precision(17);
-    s << times[0];
-    return s.str();
-  });
-  CHECK(std::stod(out) == doctest::Approx(alone).epsilon(1e-9));
+  CHECK(flow_times_in_child(t, {{"gpu0", "gpu3"}}, bytes)[0] == doctest::Approx(alone).epsilon(1e-9));
 
   // Opposite directions over the same links: full duplex, each as fast as alone.
-  out = in_child([&](sg4::Engine& engine) {
-    LoweredPlatform lp = lower_to_simgrid(t, engine);
-    auto times = run_flows(engine, lp, {{"gpu0", "gpu3"}, {"gpu3", "gpu0"}}, bytes);
-    std::ostringstream s;
-    s.precision(17);
-    s << times[0] << " " << times[1];
-    return s.str();
-  });
-  std::istringstream in(out);
-  double t0 = 0, t1 = 0;
-  in >> t0 >> t1;
-  CHECK(t0 == doctest::Approx(alone).epsilon(1e-9));
-  CHECK(t1 == doctest::Approx(alone).epsilon(1e-9));
+  auto times = flow_times_in_child(t, {{"gpu0", "gpu3"}, {"gpu3", "gpu0"}}, bytes);
+  CHECK(times[0] == doctest::Approx(alone).epsilon(1e-9));
+  CHECK(times[1] == doctest::Approx(alone).epsilon(1e-9));
 
   // Two senders into gpu3 share the switch -> nic3 direction: each gets half of it.
-  out = in_child([&](sg4::Engine& engine) {
-    LoweredPlatform lp = lower_to_simgrid(t, engine);
-    auto times = run_flows(engine, lp, {{"gpu0", "gpu3"}, {"gpu1", "gpu3"}}, bytes);
-    std::ostringstream s;
-    s.precision(17);
-    s << times[0] << " " << times[1];
-    return s.str();
-  });
-  std::istringstream in2(out);
-  in2 >> t0 >> t1;
+  times = flow_times_in_child(t, {{"gpu0", "gpu3"}, {"gpu1", "gpu3"}}, bytes);
   const double shared = latency_s(t, route) + 2 * bytes / bottleneck_Bps(t, route);
-  CHECK(t0 == doctest::Approx(shared).epsilon(1e-6));
-  CHECK(t1 == doctest::Approx(shared).epsilon(1e-6));
+  CHECK(times[0] == doctest::Approx(shared).epsilon(1e-6));
+  CHECK(times[1] == doctest::Approx(shared).epsilon(1e-6));
 }
 
 namespace {
@@ -359,18 +349,8 @@ TEST_CASE("lowering: flows sharing a link get equal shares whatever their route'
   // bytes into d share c -> d at C/2 each, and both end at about 2 S / C, the long one 100 us of
   // latency later at most; under round-trip weighting the short one would take 100/1 of it.
   const double bytes = 1e9, C = 10e9, far_latency = 100e-6;
-  Topology t = line_of_switches(far_latency);
-  const std::string out = in_child([&](sg4::Engine& engine) {
-    LoweredPlatform lp = lower_to_simgrid(t, engine);
-    auto times = run_flows(engine, lp, {{"a", "d"}, {"c", "d"}}, bytes);
-    std::ostringstream s;
-    s.precision(17);
-    s << times[0] << " " << times[1];
-    return s.str();
-  });
-  std::istringstream in(out);
-  double long_flow = 0, short_flow = 0;
-  in >> long_flow >> short_flow;
+  const auto times = flow_times_in_child(line_of_switches(far_latency), {{"a", "d"}, {"c", "d"}}, bytes);
+  const double long_flow = times[0], short_flow = times[1];
   // The short flow runs alone at C from 1 us until the long one's bytes arrive (102 us), then both
   // at C / 2 until the short one ends; the long one then finishes alone at C.  c -> d is busy from
   // 1 us to the end: the long flow ends at 1 us + 2 S / C, the short one the long one's head start
