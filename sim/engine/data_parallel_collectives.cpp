@@ -79,9 +79,7 @@ void DataParallelCollectives::represent(int ranks, std::shared_ptr<FoldLoad> loa
   fold_load_ = std::move(load);
   // The pacing hosts must exist before the simulation starts: made here, for the rings this
   // algorithm runs (the world's, or the cross-server ones), looked up by name later.
-  std::vector<int> all(hosts_.size());
-  std::iota(all.begin(), all.end(), 0);
-  for (int r : all) {
+  for (int r = 0; r < world_size(); ++r) {
     if (algorithm_ != CollectiveAlgorithm::Hierarchical) fold_share_host(r, false);
     if (algorithm_ != CollectiveAlgorithm::Ring && !one_per_server()) fold_share_host(r, true);
   }
