@@ -78,7 +78,7 @@ class DataParallelCollectives {
   const CollectiveShape& shape();
 
  private:
-  // Which represented rings a folded group's shares stand for (fold_shares).
+  // Which represented rings a folded group's shares stand for (CommGroup::fold_shares).
   enum class FoldRings { None, World, Cross };
   const CommGroup& group(const std::string& name, const std::vector<int>& ranks, bool paced, int represents = 0,
                          FoldRings rings = FoldRings::None);

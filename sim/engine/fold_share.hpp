@@ -6,8 +6,10 @@
 // for everyone when its slowest flow does.  Every represented ring flow is routed as the platform
 // routes it (the same ECMP hash), all at once, and shares its links max-min per flow, as the
 // engine does (topologies/lowering.hpp); the slowest flow of a ring is that ring's pace, its
-// "fold share".  Exact when these rings are all the traffic on those links while they run (data
-// parallelism alone, or beside tensor parallelism inside servers: every group's ring at once).
+// "fold share".  Static: it assumes every group's rings (all tensor slices and pipeline stages)
+// load the links at once and nothing else crosses them.  Measured against every rank simulated it
+// is close, not exact (docs/performance.md, Folding: within 0.4% in most cases, 1-4% off where
+// ranks drift apart or pipeline transfers share the links), so such folds stay marked not exact.
 #include <vector>
 
 #include <simgrid/s4u/Host.hpp>
