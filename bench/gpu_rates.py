@@ -7,6 +7,7 @@ Writes into OUTDIR:
                     `luwusim calibrate-gpu --gemm-csv` (it reads m, n, k and tflops)
   batched_gemm.csv  batch,m,n,k,dtype,tflops: torch.bmm at attention's shapes
   rates.json        the device, its clocks and power limit, HBM streams (copy, read, write, triad),
+                    host <-> GPU copies pinned and pageable (a Custom-175B checkpoint, 403 MB),
                     transformer elementwise kernels (bytes counted as the minimum each must move),
                     attention (fused SDPA and unfused), torch's fused AdamW, a sustained GEMM
 Progress on stderr.  Sections that fail are recorded in rates.json with their error and the rest
@@ -161,6 +162,39 @@ def section_hbm(result):
     result["hbm_tensor_bytes"] = nbytes
 
 
+def section_host_copies(result):
+    """Host <-> GPU copies of one Custom-175B activation checkpoint (16 x 1024 x 12288 bf16, 403 MB),
+    pinned and pageable.  DeepSpeed 0.9.3's cpu_checkpointing copies with .to('cpu') into a new
+    pageable tensor and back with .to('cuda'); its swappers copy through pinned buffers."""
+    n = 16 * 1024 * 12288 if not QUICK else (1 << 24)
+    gpu = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    pinned = torch.empty(n, dtype=torch.bfloat16, pin_memory=True)
+    pageable = torch.empty(n, dtype=torch.bfloat16)
+    nbytes = n * gpu.element_size()
+
+    def wall(fn):
+        fn()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(REPEATS):
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    rates = {
+        "d2h_pinned": nbytes / wall(lambda: pinned.copy_(gpu, non_blocking=True)),
+        "d2h_pageable_preallocated": nbytes / wall(lambda: pageable.copy_(gpu)),
+        "d2h_pageable_new_tensor": nbytes / wall(lambda: gpu.to("cpu")),
+        "h2d_pinned": nbytes / wall(lambda: gpu.copy_(pinned, non_blocking=True)),
+        "h2d_pageable": nbytes / wall(lambda: gpu.copy_(pageable)),
+    }
+    result["host_copy_bytes_per_s"] = rates
+    result["host_copy_bytes"] = nbytes
+    log("host copies (GB/s): " + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in rates.items()))
+
+
 def section_elementwise(result):
     out = {}
     for label, tokens, h in (("T8192_h12288", 8192, 12288), ("T8192_h2048", 8192, 2048), ("T2048_h2048", 2048, 2048)):
@@ -311,7 +345,8 @@ def main():
     result = {"device": device_info(), "idle": nvml_sample(), "errors": {}}
     log(f"{result['device']['name']}: {result['device']['nvidia_smi']}")
     for name, fn in (("gemm", lambda: section_gemm(outdir, result)), ("batched", lambda: section_batched(outdir, result)),
-                     ("hbm", lambda: section_hbm(result)), ("elementwise", lambda: section_elementwise(result)),
+                     ("hbm", lambda: section_hbm(result)),
+                     ("host_copies", lambda: section_host_copies(result)), ("elementwise", lambda: section_elementwise(result)),
                      ("attention", lambda: section_attention(result)), ("adam", lambda: section_adam(result)),
                      ("sustained", lambda: section_sustained(result))):
         t0 = time.time()
