@@ -99,8 +99,8 @@ TEST_CASE("a fold of a pipelined layout puts every stage's rings back: within 1%
 
 TEST_CASE("a fold on a sprayed full-bisection fat-tree runs without asking and agrees within 1% with every rank "
           "simulated: DDP, ZeRO-3, ZeRO-Infinity") {
-  // The one fat-tree a fold is exact on (folding_test.cpp: nothing to put back when every flow is
-  // spread over every spine and no leaf is oversubscribed).  Measured 2026-11-28 (session 21), coarse,
+  // The one fat-tree a fold is exact on (folding_test.cpp): with every flow spread over every spine
+  // and no leaf oversubscribed, the left-out ranks' flows make no link a bottleneck.  Measured 2026-11-28 (session 21), coarse,
   // folded to 16 of 128 vs every rank: DDP 0.23530 / 0.23557 s, ZeRO-3 0.21145 / 0.21180 s,
   // ZeRO-Infinity (DRAM) 0.25368 / 0.25450 s.
   for (const Json& system : {Json("ddp"), Json("zero3"), Json{{"name", "zero-infinity"}, {"offload", "dram"}}}) {
