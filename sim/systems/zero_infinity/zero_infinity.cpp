@@ -105,6 +105,14 @@ class ZeroInfinitySchedule : public Schedule {
           before_copy);
       issued.gathered = enqueue_gpu_collective(gather_stream, env, CollectiveOp::AllGather, "zinf-ag", bytes,
                                                "all-gather " + label, {issued.fetched});
+      // The synchronous .to() holds the host thread until the shard is on the GPU, so the kernels
+      // of the sub-module whose hook issued this gather launch after its all-gather was queued
+      // (which then takes its SMs beside them).  The copy waits for the gather before it first.
+      if (settings_.blocking_shard_copies) {
+        env.gpu.wait(last_gathered, WaitCause::Communication, "previous all-gather (host blocked in the copy of " + label + ")");
+        if (swapped_in[g]) env.gpu.wait(swapped_in[g], WaitCause::Io, "param swap-in (host blocked) " + label);
+        env.gpu.wait(issued.fetched, WaitCause::Io, "shard to gpu (host blocked in the synchronous copy) " + label);
+      }
       last_gathered = issued.gathered;
       checkpoints.fetch_back(plan_.uses[plan_.gathers[g].first_use].op);
       return issued;
