@@ -59,7 +59,8 @@ struct ZeroInfinitySettings {
   // 0.9.3 does with offloaded parameters (partition_parameters.py all_gather_coalesced: the shard
   // goes to the GPU with a synchronous .to() on the all-gather stream, after the gathers issued
   // before it, and only then is its all-gather launched), so a shard's copy starts when the
-  // previous all-gather is done; or "async", copied ahead on its own stream.
+  // previous all-gather is done and the host thread launches nothing until the copy is; or
+  // "async", copied ahead on its own stream.
   bool blocking_shard_copies = true;
   // With offload "dram", where the optimizer state lives on a server with CXL memory
   // (host_state_placement.hpp); with "nvme" it is on the SSDs and this must stay the default.
