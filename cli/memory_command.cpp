@@ -74,15 +74,16 @@ void print(const std::vector<Row>& rows, const luwu::Json& context, const std::s
     return;
   }
   std::cout << heading;
-  std::cout << fmt::format("{:<20} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12}  {}\n", "system",
+  std::cout << fmt::format("{:<20} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12} {:>12}  {}\n", "system",
                            "params", "grads", "optimizer", "activations", "buffers", "runtime", "GPU total",
-                           "host/worker", "opt. node", "runs");
+                           "host/worker", "SSD/worker", "opt. node", "runs");
   for (const auto& r : rows) {
     const auto& f = r.footprint;
-    std::cout << fmt::format("{:<20} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12}  {}\n", r.system,
+    std::cout << fmt::format("{:<20} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12} {:>12}  {}\n", r.system,
                              b(f.gpu_params_bytes), b(f.gpu_grads_bytes), b(f.gpu_optimizer_bytes),
                              b(f.gpu_activation_bytes), b(f.gpu_buffer_bytes), b(f.gpu_runtime_bytes),
-                             b(f.gpu_total_bytes()), b(f.host_bytes_per_worker), b(f.optimizer_node_bytes),
+                             b(f.gpu_total_bytes()), b(f.host_bytes_per_worker), b(f.worker_ssd_bytes),
+                             b(f.optimizer_node_bytes),
                              r.problem.empty() ? "yes" : "no");
   }
   for (const auto& r : rows) std::cout << "  " << r.system << ": " << (r.problem.empty() ? r.footprint.reason : r.problem) << "\n";

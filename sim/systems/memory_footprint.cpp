@@ -113,6 +113,7 @@ Json footprint_to_json(const MemoryFootprint& f) {
               {"gpu_runtime_bytes", f.gpu_runtime_bytes},
               {"gpu_total_bytes", f.gpu_total_bytes()},
               {"host_bytes_per_worker", f.host_bytes_per_worker},
+              {"worker_ssd_bytes", f.worker_ssd_bytes},
               {"optimizer_node_bytes", f.optimizer_node_bytes},
               {"fits", f.fits},
               {"reason", f.reason}};

@@ -26,7 +26,11 @@ struct MemoryFootprint {
     return gpu_params_bytes + gpu_grads_bytes + gpu_optimizer_bytes + gpu_activation_bytes + gpu_buffer_bytes +
            gpu_runtime_bytes;
   }
-  std::uint64_t host_bytes_per_worker = 0;  // CPU DRAM (and NVMe for ZeRO-Infinity) of one worker, incl. offloaded checkpoints
+  // A worker's share of its server's DRAM: offloaded checkpoints, pinned buffers, model state kept
+  // in DRAM (LuWu's colocated parameter server: its state, DRAM and SSDs together, as its split
+  // depends on the server's hardware).
+  std::uint64_t host_bytes_per_worker = 0;
+  std::uint64_t worker_ssd_bytes = 0;       // a worker's share of its server's SSDs (ZeRO-Infinity's NVMe offload)
   std::uint64_t optimizer_node_bytes = 0;   // an in-network optimizer node (DRAM + SSD)
   bool fits = false;                        // gpu_total_bytes() <= the GPU's memory
   std::string reason;                       // one sentence: what fits or what is too large

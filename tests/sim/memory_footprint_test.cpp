@@ -92,9 +92,11 @@ TEST_CASE("ZeRO-Offload ZeRO-Infinity and LuWu put model state where systems.md 
 
   MemoryFootprint inf = memory_footprint(t, "zero-infinity", 8, k40GB);
   CHECK(inf.gpu_params_bytes + inf.gpu_grads_bytes + inf.gpu_optimizer_bytes == 0);
-  // Plus the swappers' pinned DRAM buffers (DeepSpeed 0.9.3 defaults): 4 fp32 buffers of a 1e9
-  // sub-group (the shard is larger) = 16e9 B, and 5 x 1e8 fp16 parameter elements = 1e9 B.
-  CHECK(inf.host_bytes_per_worker == 16 * shard + 17'000'000'000ull);
+  // In DRAM the swappers' pinned buffers (DeepSpeed 0.9.3 defaults): 4 fp32 buffers of a 1e9
+  // sub-group (the shard is larger) = 16e9 B, and 5 x 1e8 fp16 parameter elements = 1e9 B; on the
+  // NVMe the shard: fp16 parameter, fp32 master, m, v and gradient, 18 B per parameter.
+  CHECK(inf.host_bytes_per_worker == 17'000'000'000ull);
+  CHECK(inf.worker_ssd_bytes == 18 * shard);
 
   MemoryFootprint luwu = memory_footprint(t, "luwu", 8, k40GB);
   CHECK(luwu.gpu_params_bytes + luwu.gpu_grads_bytes + luwu.gpu_optimizer_bytes == 0);

@@ -36,6 +36,14 @@ namespace {
 using Tier = ZeroInfinitySettings::Tier;
 constexpr double kFp32GradientBytes = 4;  // DeepSpeed swaps gradients as fp32 (fp32_partitioned_groups_flat's .grad)
 
+// What DeepSpeed keeps on NVMe per parameter of a shard: the 16-bit parameter (the parameter
+// swapper's files), the fp32 master, m and v (the optimizer swapper's), and the fp32 gradient that
+// backward swaps out for the step (stage3.py partition_grads -> swap_out_gradients).
+std::uint64_t nvme_state_bytes_per_param(workloads::DType dtype) {
+  const auto bytes = model_state_bytes(dtype);
+  return bytes.param + bytes.optimizer + static_cast<std::uint64_t>(kFp32GradientBytes);
+}
+
 class ZeroInfinitySchedule : public Schedule {
  public:
   ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env, const models::StatePlacement& placement)
@@ -204,14 +212,20 @@ class ZeroInfinity : public System {
  public:
   ZeroInfinity(const SystemEntry& entry, ZeroInfinitySettings settings) : System(entry), settings_(settings) {}
 
-  // Only the gathered layers on the GPU; each worker's host holds the shard of everything (and the
-  // activation checkpoints it offloads, and the swappers' pinned buffers).
+  // Only the gathered layers on the GPU; each worker's shard of everything on its server's NVMe
+  // (beside the swappers' pinned buffers in DRAM) or in its DRAM, with the activation checkpoints
+  // it offloads.
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
     const auto bytes = model_state_bytes(trace.training.dtype);
+    const std::uint64_t shard = shard_params(trace.total_params(), workers);
     f.gpu_buffer_bytes = gathered_working_set_bytes(trace, settings_.fetch);
-    f.host_bytes_per_worker += (bytes.param + bytes.grad + bytes.optimizer) * shard_params(trace.total_params(), workers) +
-                               pinned_buffer_bytes(settings_, trace, workers);
+    if (settings_.offload == Tier::Nvme) {
+      f.host_bytes_per_worker += pinned_buffer_bytes(settings_, trace, workers);
+      f.worker_ssd_bytes = nvme_state_bytes_per_param(trace.training.dtype) * shard;
+    } else {
+      f.host_bytes_per_worker += (bytes.param + bytes.grad + bytes.optimizer) * shard;
+    }
     judge_footprint(f, name(), gpu_memory);
     return f;
   }
@@ -224,7 +238,7 @@ class ZeroInfinity : public System {
     const double per_server = params_per_server(trace, hw);
     const double checkpoints =
         hw.gpus_per_server * static_cast<double>(activation_peaks(trace, settings_.checkpoints.enabled).host_bytes);
-    const double state = per_server * static_cast<double>(bytes.optimizer + bytes.param);
+    const double state = per_server * static_cast<double>(nvme_state_bytes_per_param(trace.training.dtype));
     const double dram = hw.worker_host.dram.capacity_bytes;
     if (settings_.offload == Tier::Dram) {
       const auto placed = place_dram_state(trace, hw);
