@@ -299,7 +299,7 @@ TEST_CASE("the paper's worker host: 2 x Xeon Silver 4214, DDR4-2400 x 6 channels
   MemorySpec dram = memory_from_profile(find_profile("xeon-silver-4214-gen3"));
   CHECK(dram.theoretical_Bps == doctest::Approx(230.4e9).scale(0));
   CHECK(cpu.memory_Bps == doctest::Approx(172.8e9).scale(0));
-  CHECK(dram.capacity_bytes == 256e9);  // the paper's 256 GB
+  CHECK(dram.capacity_bytes == 256.0 * (1ull << 30));  // the paper's 256 GB of DIMMs, binary as JEDEC counts memory
 }
 
 TEST_CASE("a host assembled from shipped profiles") {
