@@ -93,9 +93,10 @@ TEST_CASE("ZeRO-Offload ZeRO-Infinity and LuWu put model state where systems.md 
   MemoryFootprint inf = memory_footprint(t, "zero-infinity", 8, k40GB);
   CHECK(inf.gpu_params_bytes + inf.gpu_grads_bytes + inf.gpu_optimizer_bytes == 0);
   // In DRAM the swappers' pinned buffers (DeepSpeed 0.9.3 defaults): 4 fp32 buffers of a 1e9
-  // sub-group (the shard is larger) = 16e9 B, and 5 x 1e8 fp16 parameter elements = 1e9 B; on the
-  // NVMe the shard: fp16 parameter, fp32 master, m, v and gradient, 18 B per parameter.
-  CHECK(inf.host_bytes_per_worker == 17'000'000'000ull);
+  // sub-group (the shard is larger) = 16e9 B, and 5 x 1e8 fp16 parameter elements = 1e9 B; the
+  // 16-bit gradient partitions (2 B x shard) and one fp32 gradient of a 1e9 sub-group (4e9 B).
+  // On the NVMe the shard: fp16 parameter, fp32 master, m, v and gradient, 18 B per parameter.
+  CHECK(inf.host_bytes_per_worker == 17'000'000'000ull + 2 * shard + 4'000'000'000ull);
   CHECK(inf.worker_ssd_bytes == 18 * shard);
 
   MemoryFootprint luwu = memory_footprint(t, "luwu", 8, k40GB);

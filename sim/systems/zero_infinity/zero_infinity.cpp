@@ -220,21 +220,21 @@ class ZeroInfinity : public System {
     const auto bytes = model_state_bytes(trace.training.dtype);
     const std::uint64_t shard = shard_params(trace.total_params(), workers);
     f.gpu_buffer_bytes = gathered_working_set_bytes(trace, settings_.fetch);
+    f.host_bytes_per_worker += host_gradient_bytes(settings_, trace, workers);
     if (settings_.offload == Tier::Nvme) {
       f.host_bytes_per_worker += pinned_buffer_bytes(settings_, trace, workers);
       f.worker_ssd_bytes = nvme_state_bytes_per_param(trace.training.dtype) * shard;
     } else {
-      f.host_bytes_per_worker += (bytes.param + bytes.grad + bytes.optimizer) * shard;
+      f.host_bytes_per_worker += (bytes.param + bytes.optimizer) * shard;
     }
     judge_footprint(f, name(), gpu_memory);
     return f;
   }
 
-  // The server's DRAM holds its GPUs' offloaded activation checkpoints and, on NVMe, their
-  // swappers' pinned buffers, or, in DRAM, their model state (gradient shards included); the
-  // NVMe holds parameters and optimizer state.
+  // The server's DRAM holds its GPUs' offloaded activation checkpoints and gradient buffers and,
+  // on NVMe, their swappers' pinned buffers, or, in DRAM, their model state; the NVMe holds
+  // parameters, optimizer state and fp32 gradients.
   std::string capacity_problem(const workloads::Trace& trace, const Hardware& hw) const override {
-    const auto bytes = model_state_bytes(trace.training.dtype);
     const double per_server = params_per_server(trace, hw);
     const double checkpoints =
         hw.gpus_per_server * static_cast<double>(activation_peaks(trace, settings_.checkpoints.enabled).host_bytes);
@@ -245,10 +245,12 @@ class ZeroInfinity : public System {
       if (!placed.problem.empty()) return placed.problem;
       return "";
     }
-    const double pinned = hw.gpus_per_server * static_cast<double>(pinned_buffer_bytes(settings_, trace, hw.workers));
-    if (pinned + checkpoints > dram)
-      return does_not_fit("a worker server's DRAM (the swappers' pinned buffers and activation checkpoints)",
-                          pinned + checkpoints, dram);
+    const double buffers =
+        hw.gpus_per_server * static_cast<double>(pinned_buffer_bytes(settings_, trace, hw.workers) +
+                                                 host_gradient_bytes(settings_, trace, hw.workers));
+    if (buffers + checkpoints > dram)
+      return does_not_fit("a worker server's DRAM (the swappers' pinned buffers, gradient buffers and activation checkpoints)",
+                          buffers + checkpoints, dram);
     const double have = hw.worker_host.ssds ? hw.worker_host.ssds->capacity_bytes() : 0;
     if (state > have) return does_not_fit("a worker server's NVMe", state, have);
     return "";
@@ -281,13 +283,15 @@ class ZeroInfinity : public System {
 
  private:
   // With offload "dram": the optimizer state (master, m, v) placed between DRAM and CXL; the
-  // 16-bit parameters, gradients and checkpoints in DRAM.
+  // 16-bit parameters, the gradient buffers and the checkpoints in DRAM.
   PlacedState place_dram_state(const workloads::Trace& trace, const Hardware& hw) const {
     const auto bytes = model_state_bytes(trace.training.dtype);
     const double per_server = params_per_server(trace, hw);
     const double checkpoints =
         hw.gpus_per_server * static_cast<double>(activation_peaks(trace, settings_.checkpoints.enabled).host_bytes);
-    const double other = per_server * static_cast<double>(bytes.param + bytes.grad) + checkpoints;
+    const double other = per_server * static_cast<double>(bytes.param) +
+                         hw.gpus_per_server * static_cast<double>(host_gradient_bytes(settings_, trace, hw.workers)) +
+                         checkpoints;
     PlacedState p = place_host_state(settings_.placement, hw.worker_host, per_server * static_cast<double>(bytes.optimizer), other);
     // The verdict ZeRO-Infinity gave before placements: all in DRAM, too much.
     if (!hw.worker_host.cxl && settings_.placement.policy == StatePlacementPolicy::DramFirst && !p.problem.empty())
@@ -321,6 +325,14 @@ std::uint64_t pinned_buffer_bytes(const ZeroInfinitySettings& s, const workloads
   return static_cast<std::uint64_t>(s.swapper.optimizer_buffer_count) * largest_sub_group * fp32 +
          static_cast<std::uint64_t>(s.swapper.param_buffer_count) *
              static_cast<std::uint64_t>(s.swapper.param_buffer_size) * param_element;
+}
+
+std::uint64_t host_gradient_bytes(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
+  const std::uint64_t shard = shard_params(trace.total_params(), workers);
+  const auto largest_sub_group = std::min(shard, static_cast<std::uint64_t>(s.swapper.sub_group_size));
+  const auto fp32 = static_cast<std::uint64_t>(kFp32GradientBytes);
+  const std::uint64_t partitions = model_state_bytes(trace.training.dtype).grad * shard;
+  return partitions + fp32 * (s.offload == ZeroInfinitySettings::Tier::Dram ? shard : largest_sub_group);
 }
 
 namespace {

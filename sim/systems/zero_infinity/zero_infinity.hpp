@@ -78,6 +78,13 @@ OutOfCorePolicy swapper_policy(const SwapperSettings& settings, const models::Ss
 // + param_buffer_count x param_buffer_size x the parameters' bytes per element.
 std::uint64_t pinned_buffer_bytes(const ZeroInfinitySettings& settings, const workloads::Trace& trace, int workers);
 
+// One rank's gradient buffers in host DRAM, with the optimizer offloaded to either tier (DeepSpeed
+// 0.9.3 stage3.py, __init__ and initialize_optimizer_states): every parameter's gradient partition
+// at the training dtype (grad_partitions_flat_buffer: the shard x 2 B in bf16), and the fp32
+// gradients the step reads: with offload "nvme" one buffer of the largest sub-group that the
+// swapped sub-groups share (gradient_buffer), with "dram" each sub-group's own (the shard x 4 B).
+std::uint64_t host_gradient_bytes(const ZeroInfinitySettings& settings, const workloads::Trace& trace, int workers);
+
 SystemPtr parse_zero_infinity(const SystemEntry& entry);
 
 }  // namespace luwu::sim
