@@ -529,6 +529,7 @@ TEST_CASE("shard copies: blocking ones copy each parameter shard to the GPU only
   const auto blocking = zinf_copies("shard_copies", nullptr);  // the default
   CHECK(shard_copies_after_gathers(blocking) == 7);
   CHECK(kernels_after_next_copy(blocking).first == 7);
+  CHECK(kernels_after_next_copy(blocking).second == 8);  // the host waits for every shard's copy
   const auto async = zinf_copies("shard_copies", "async");
   CHECK(shard_copies_after_gathers(async) < 7);
   CHECK(kernels_after_next_copy(async).second == 0);  // copied ahead: the host never waits for a copy
