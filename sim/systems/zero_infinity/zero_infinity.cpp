@@ -39,6 +39,12 @@ constexpr double kFp32GradientBytes = 4;  // DeepSpeed swaps gradients as fp32 (
 // What DeepSpeed keeps on NVMe per parameter of a shard: the 16-bit parameter (the parameter
 // swapper's files), the fp32 master, m and v (the optimizer swapper's), and the fp32 gradient that
 // backward swaps out for the step (stage3.py partition_grads -> swap_out_gradients).
+// The largest sub-group of a rank's shard: the swapper's buffers and the shared fp32 gradient are
+// sized by it.
+std::uint64_t largest_sub_group(const SwapperSettings& s, std::uint64_t shard) {
+  return std::min(shard, static_cast<std::uint64_t>(s.sub_group_size));
+}
+
 std::uint64_t nvme_state_bytes_per_param(workloads::DType dtype) {
   const auto bytes = model_state_bytes(dtype);
   return bytes.param + bytes.optimizer + static_cast<std::uint64_t>(kFp32GradientBytes);
@@ -319,20 +325,18 @@ OutOfCorePolicy swapper_policy(const SwapperSettings& s, const models::SsdArray&
 std::uint64_t pinned_buffer_bytes(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
   if (s.offload != ZeroInfinitySettings::Tier::Nvme) return 0;
   const std::uint64_t shard = shard_params(trace.total_params(), workers);
-  const auto largest_sub_group = std::min(shard, static_cast<std::uint64_t>(s.swapper.sub_group_size));
   const auto fp32 = static_cast<std::uint64_t>(4);
   const auto param_element = static_cast<std::uint64_t>(workloads::bytes_per_element(trace.training.dtype));
-  return static_cast<std::uint64_t>(s.swapper.optimizer_buffer_count) * largest_sub_group * fp32 +
+  return static_cast<std::uint64_t>(s.swapper.optimizer_buffer_count) * largest_sub_group(s.swapper, shard) * fp32 +
          static_cast<std::uint64_t>(s.swapper.param_buffer_count) *
              static_cast<std::uint64_t>(s.swapper.param_buffer_size) * param_element;
 }
 
 std::uint64_t host_gradient_bytes(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
   const std::uint64_t shard = shard_params(trace.total_params(), workers);
-  const auto largest_sub_group = std::min(shard, static_cast<std::uint64_t>(s.swapper.sub_group_size));
   const auto fp32 = static_cast<std::uint64_t>(kFp32GradientBytes);
   const std::uint64_t partitions = model_state_bytes(trace.training.dtype).grad * shard;
-  return partitions + fp32 * (s.offload == ZeroInfinitySettings::Tier::Dram ? shard : largest_sub_group);
+  return partitions + fp32 * (s.offload == ZeroInfinitySettings::Tier::Dram ? shard : largest_sub_group(s.swapper, shard));
 }
 
 namespace {
