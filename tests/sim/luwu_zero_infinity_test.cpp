@@ -156,11 +156,13 @@ TEST_CASE("zero-infinity: per worker, NVMe and PCIe traffic follow from its stat
       // fp16 parameters (14P/N).
       CHECK(storage(r, nvme + ":read") == doctest::Approx(fetches * 2 * params / n + 16 * params / n).scale(0));
       CHECK(storage(r, nvme + ":write") == doctest::Approx(18 * params / n).scale(0));
-      // PCIe between the host and the GPU: the parameter shards up, the gradient shard down, as
-      // fp32 (DeepSpeed keeps the offloaded gradient partitions in fp32).
+      // PCIe between the host and the GPU.  To the GPU: the parameter shard per fetch (2P/N) and
+      // each gradient partition coming back from the host's grad_partitions_flat_buffer (2P/N).
+      // To the host: that partition (2P/N) and then the shard as fp32 (4P/N), stage3.py
+      // partition_grads with the optimizer offloaded.
       const std::string pcie = "pcie" + std::to_string(w) + "-0--cpu" + std::to_string(w);
-      CHECK(link_bytes(r, pcie + "_DOWN") == doctest::Approx(fetches * 2 * params / n).scale(0));
-      CHECK(link_bytes(r, pcie + "_UP") == doctest::Approx(4 * params / n).scale(0));
+      CHECK(link_bytes(r, pcie + "_DOWN") == doctest::Approx(fetches * 2 * params / n + 2 * params / n).scale(0));
+      CHECK(link_bytes(r, pcie + "_UP") == doctest::Approx((2 + 4) * params / n).scale(0));
     }
   }
   // The optimizer step streams 30P/N bytes (16 read, 14 written) through each worker's one NVMe: at least its writes.
@@ -463,7 +465,9 @@ TEST_CASE("gradient copies: blocking ones keep the GPU from computing while a gr
   int reductions = 0;
   for (const auto& c : copies) {
     REQUIRE(starts_with(c.name, "gradient shard to host"));
-    copies_s += up.time_s(4.0 * 40e6 / 2);  // the fp32 shard of a layer of 4e7 parameters, of 2
+    // A layer of 4e7 parameters, of 2: its 16-bit partition to the host and back, then its fp32
+    // shard to the host, one after the other on one stream (the path is the same both ways).
+    copies_s += 2 * up.time_s(2.0 * 40e6 / 2) + up.time_s(4.0 * 40e6 / 2);
   }
   for (const auto& k : compute) {
     if (k.category != "compute") continue;

@@ -5,8 +5,9 @@
 // NVMe into host memory (a few gathers ahead, as DeepSpeed's swapper does) and copies it over its
 // own PCIe when the gather is issued (bandwidth-centric partitioning: all PCIe links work in
 // parallel), then the shards are all-gathered over the network (a shard's copy waits for the
-// gathers before it: shard_copies).  Backward reduce-scatters each layer's gradient and copies the
-// shard, as fp32, to host memory, the GPU idle meanwhile (gradient_copies); with the optimizer on
+// gathers before it: shard_copies).  Backward reduce-scatters each layer's gradient, copies the
+// shard to host memory and back (DeepSpeed's 16-bit gradient partitions live on the host) and
+// then, as fp32, to host memory again, the GPU idle meanwhile (gradient_copies); with the optimizer on
 // NVMe the shard then goes to NVMe.  All-gathers and reduce-scatters share one
 // collective stream in issue order unless "collective_streams" is "separate" (gpu_collective.hpp).
 // After backward the CPU optimizer updates the P/N parameters of the rank: on NVMe it streams
@@ -149,11 +150,19 @@ class ZeroInfinitySchedule : public Schedule {
         const double bytes = static_cast<double>(op.grad_bytes);
         auto reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zinf-rs", bytes,
                                               "reduce-scatter " + label);
-        // The shard crosses PCIe as fp32: DeepSpeed keeps the offloaded gradient partitions in fp32.
-        const double fp32_bytes = bytes / world * kFp32GradientBytes / element;
+        // stage3.py partition_grads, in order on the reduce stream: the shard goes into the
+        // host's grad_partitions_flat_buffer (copy_, non_blocking), back to the GPU (.to(device),
+        // non_blocking: "to speed up the next few operations"), and then, as fp32 (.float()), to
+        // pinned host memory: the gradient swapper's buffer with "nvme", the fp32 gradient with "dram".
+        const double partition_bytes = bytes / world;
+        const double fp32_bytes = partition_bytes * kFp32GradientBytes / element;
         offloaded = offload_stream.enqueue(
             "gradient shard to host " + label,
-            [&env, fp32_bytes] { transfer(env.gpu.host(), env.hosts.cpu, fp32_bytes, env.cluster.traffic); },
+            [&env, partition_bytes, fp32_bytes] {
+              transfer(env.gpu.host(), env.hosts.cpu, partition_bytes, env.cluster.traffic);
+              transfer(env.hosts.cpu, env.gpu.host(), partition_bytes, env.cluster.traffic);
+              transfer(env.gpu.host(), env.hosts.cpu, fp32_bytes, env.cluster.traffic);
+            },
             {reduced});
         if (settings_.blocking_gradient_copies) {
           gpu.wait(reduced, WaitCause::Communication, "reduce-scatter " + label + " (host blocked in the gradient copy)");

@@ -53,7 +53,8 @@ struct ZeroInfinitySettings {
   // gradient swapper's buffer via .float() with "nvme", swap_tensor/utils.py insert_tensor), so the
   // host thread, which launches the backward's kernels and the next gathers, waits for the
   // reduce-scatter and the copy and the GPU computes nothing meanwhile; or "async", on their own
-  // stream while backward goes on.
+  // stream while backward goes on.  Either way the 16-bit shard first goes to the host's
+  // grad_partitions_flat_buffer and back to the GPU on the same stream (non_blocking copies).
   bool blocking_gradient_copies = true;
   // How a gather's parameter shard reaches the GPU ("shard_copies"): "blocking", as DeepSpeed
   // 0.9.3 does with offloaded parameters (partition_parameters.py all_gather_coalesced: the shard
