@@ -9,6 +9,7 @@
 #include "models/gpu_update_engine.hpp"
 #include "models/host.hpp"
 #include "sim/experiment/simulate.hpp"
+#include "sim/systems/luwu/luwu.hpp"
 #include "sim/systems/zero_infinity/zero_infinity.hpp"
 #include "tests/sim/sim_test_support.hpp"
 #include "topologies/builders.hpp"
@@ -41,6 +42,26 @@ TEST_CASE("luwu: the optimizer node's link carries 2 x P x 2 B down per micro-ba
   // Every worker receives the same parameters and sends its own gradient.
   CHECK(r.received_bytes_per_worker == doctest::Approx(micro_batches * 2 * params * 2).scale(0));
   CHECK(r.sent_bytes_per_worker == doctest::Approx(micro_batches * params * 4).scale(0));
+}
+
+TEST_CASE("luwu on a GPU that holds one layer streams none ahead: the schedule of prefetch_layers 0") {
+  const int n = 2;
+  auto topo = star(n);
+  auto hw = sim::hardware_of(topo);
+  auto trace = synthetic_trace(6, 20'000'000, 1e12);
+  const auto luwu = make_system("luwu");
+  const auto two = luwu->memory_footprint(trace, n, 1e12);  // 2 layers in flight
+  const auto ahead = [&](const sim::Hardware& h, const luwu::Json& settings) {
+    auto r = sim::simulate_system(trace, topo, h, *make_system("luwu", settings), {});
+    REQUIRE(r.feasible);
+    return r.iteration_time_s;
+  };
+  auto small = hw;
+  small.gpu.hbm_bytes = static_cast<double>(two.gpu_total_bytes()) - 1;
+  CHECK(sim::luwu_layers_ahead(sim::LuwuSettings{}, trace, n, small.gpu.hbm_bytes) == 0);
+  // The node then waits for every worker to be done with a layer before it sends the next one.
+  CHECK(ahead(small, luwu::Json::object()) == ahead(hw, {{"prefetch_layers", 0}}));
+  CHECK(ahead(small, luwu::Json::object()) > ahead(hw, luwu::Json::object()));
 }
 
 TEST_CASE("luwu: no collective kernels run on the GPUs, so collective interference costs nothing") {

@@ -103,8 +103,32 @@ TEST_CASE("ZeRO-Offload ZeRO-Infinity and LuWu put model state where systems.md 
   CHECK(luwu.gpu_params_bytes + luwu.gpu_grads_bytes + luwu.gpu_optimizer_bytes == 0);
   CHECK(luwu.host_bytes_per_worker == 0);
   CHECK(luwu.optimizer_node_bytes == 12 * kParams175b + 2 * kParams175b);
-  CHECK(luwu.gpu_buffer_bytes == 2 * 2 * 2 * kBlockParams);
+  // Two blocks in flight (prefetch_layers 1) where the GPU holds them; a 40 GB GPU holds one
+  // beside this trace's activations (micro-batch 16 x 2048), so the node streams none ahead.
+  CHECK(memory_footprint(t, "luwu", 8, 1e12).gpu_buffer_bytes == 2 * 2 * 2 * kBlockParams);
+  CHECK(luwu.gpu_buffer_bytes == 2 * 2 * kBlockParams);
   CHECK(memory_footprint(t, "luwu", 8, k40GB, {{"prefetch_layers", 0}}).gpu_buffer_bytes == 2 * 2 * kBlockParams);
+}
+
+TEST_CASE("luwu streams fewer layers ahead where the GPU holds fewer, down to the layer in use (the paper's design)") {
+  Trace t = gpt3_175b_trace(true);
+  // Per layer streamed, a block's fp16 parameters and gradients: 2 x 2 B x kBlockParams.
+  const std::uint64_t layer = 2 * 2 * kBlockParams;
+  const MemoryFootprint two = memory_footprint(t, "luwu", 8, 1e12);  // prefetch_layers 1: 2 layers
+  REQUIRE(two.gpu_buffer_bytes == 2 * layer);
+  const double base = static_cast<double>(two.gpu_total_bytes() - 2 * layer);  // activations, runtime
+  // One byte short of two layers: the node streams none ahead, the GPU holds the layer in use.
+  const MemoryFootprint one = memory_footprint(t, "luwu", 8, base + 2 * layer - 1);
+  CHECK(one.fits);
+  CHECK(one.gpu_buffer_bytes == layer);
+  CHECK(one.reason.find("streams 0 layers ahead, not 1") != std::string::npos);
+  CHECK(!memory_footprint(t, "luwu", 8, base + layer - 1).fits);  // not even the layer in use
+  CHECK(memory_footprint(t, "luwu", 8, base + layer).fits);
+  // prefetch_layers is an upper bound: room for three layers gives 2 ahead of 3 asked for.
+  const Json three_ahead{{"prefetch_layers", 3}};
+  CHECK(memory_footprint(t, "luwu", 8, base + 3 * layer, three_ahead).gpu_buffer_bytes == 3 * layer);
+  CHECK(memory_footprint(t, "luwu", 8, base + 4 * layer, three_ahead).gpu_buffer_bytes == 4 * layer);
+  CHECK(memory_footprint(t, "luwu", 8, base + 4 * layer, three_ahead).reason.find("ahead, not") == std::string::npos);
 }
 
 TEST_CASE("a small model fits every system and the verdict follows the GPU size") {
@@ -113,7 +137,9 @@ TEST_CASE("a small model fits every system and the verdict follows the GPU size"
   Trace t = generate_trace(*find_catalog_model("gpt3-125m"), tc);
   for (const auto& s : sim::system_names()) {
     CAPTURE(s);
-    MemoryFootprint f = memory_footprint(t, s, 4, k40GB);
+    // LuWu streams fewer layers ahead on a smaller GPU (above): its boundary is the layer in use.
+    const Json settings = s == "luwu" ? Json{{"prefetch_layers", 0}} : Json::object();
+    MemoryFootprint f = memory_footprint(t, s, 4, k40GB, settings);
     CHECK(f.fits);
     CHECK(f.reason.find("fits") == 0);
     CHECK(!memory_footprint(t, s, 4, static_cast<double>(f.gpu_total_bytes()) - 1).fits);

@@ -34,6 +34,26 @@
 namespace luwu::sim {
 namespace {
 
+// A worker's GPU with the node streaming `ahead` whole layers ahead of the one in use.
+MemoryFootprint streaming_footprint(const LuwuSettings& s, const workloads::Trace& trace, int workers,
+                                    double gpu_memory, int ahead) {
+  MemoryFootprint f = base_footprint(trace, workers, gpu_memory, s.checkpoints.enabled);
+  f.gpu_buffer_bytes = layer_working_set_bytes(trace, ahead);
+  return f;
+}
+
+}  // namespace
+
+int luwu_layers_ahead(const LuwuSettings& s, const workloads::Trace& trace, int workers, double gpu_memory) {
+  if (s.sub_module_fetch || s.parameter_residency != LuwuSettings::ParameterResidency::PerUse) return s.prefetch.layers;
+  for (int ahead = s.prefetch.layers; ahead > 0; --ahead)
+    if (static_cast<double>(streaming_footprint(s, trace, workers, gpu_memory, ahead).gpu_total_bytes()) <= gpu_memory)
+      return ahead;
+  return 0;
+}
+
+namespace {
+
 class Luwu : public System {
  public:
   Luwu(const SystemEntry& entry, LuwuSettings settings) : System(entry), settings_(std::move(settings)) {}
@@ -43,20 +63,29 @@ class Luwu : public System {
   MemoryFootprint memory_footprint(const workloads::Trace& trace, int workers, double gpu_memory) const override {
     MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
     const auto bytes = model_state_bytes(trace.training.dtype);
+    std::string note;
     if (settings_.parameter_residency == LuwuSettings::ParameterResidency::PerIteration) {
       // The parameters stay for the iteration, beside the gradients accumulated over its micro-batches.
       f.gpu_params_bytes = bytes.param * trace.total_params();
       f.gpu_grads_bytes = bytes.grad * trace.total_params();
+    } else if (settings_.sub_module_fetch) {
+      f.gpu_buffer_bytes = gathered_working_set_bytes(trace, *settings_.sub_module_fetch);
     } else {
-      f.gpu_buffer_bytes = settings_.sub_module_fetch ? gathered_working_set_bytes(trace, *settings_.sub_module_fetch)
-                                                      : layer_working_set_bytes(trace, settings_.prefetch.layers);
+      const int ahead = luwu_layers_ahead(settings_, trace, workers, gpu_memory);
+      f.gpu_buffer_bytes = layer_working_set_bytes(trace, ahead);
+      if (ahead < settings_.prefetch.layers)
+        note = "streams " + std::to_string(ahead) + " layer" + (ahead == 1 ? "" : "s") + " ahead, not " +
+               std::to_string(settings_.prefetch.layers) + ": " + std::to_string(settings_.prefetch.layers + 1) +
+               " layers' parameters and gradients on the GPU would need " +
+               units::bytes(static_cast<double>(
+                   streaming_footprint(settings_, trace, workers, gpu_memory, settings_.prefetch.layers).gpu_total_bytes()));
     }
     const std::uint64_t model = (bytes.optimizer + bytes.param) * trace.total_params();
     if (colocated())
       f.host_bytes_per_worker += model / static_cast<std::uint64_t>(workers);
     else
       f.optimizer_node_bytes = model;
-    judge_footprint(f, name(), gpu_memory);
+    judge_footprint(f, name(), gpu_memory, note);
     return f;
   }
 
@@ -82,7 +111,12 @@ class Luwu : public System {
   bool uses_worker_ssds() const override { return colocated(); }
   // No GPU collectives: its traffic goes through the switch or its servers, never a ring.
   std::vector<CollectiveCall> collective_calls(const workloads::Trace&) const override { return {}; }
-  std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override { return make_luwu_schedule(settings_, env); }
+  // The node streams as many layers ahead as the workers' GPUs hold (luwu_layers_ahead).
+  std::unique_ptr<Schedule> make_schedule(ClusterEnv& env) const override {
+    LuwuSettings s = settings_;
+    s.prefetch.layers = luwu_layers_ahead(settings_, env.trace, env.hw.workers, env.hw.gpu.hbm_bytes);
+    return make_luwu_schedule(s, env);
+  }
 
  private:
   bool colocated() const { return luwu_colocated(settings_); }

@@ -13,7 +13,10 @@
 namespace luwu::sim {
 
 struct LuwuSettings {
-  // Layers the optimizer node multicasts ahead of the workers' compute.
+  // Layers the optimizer node multicasts ahead of the workers' compute ("prefetch_layers", 1): at
+  // most this many, fewer where a worker's GPU holds fewer (luwu_layers_ahead).  The paper's design
+  // needs only the layer in use on a GPU; streaming ahead overlaps the next layer's multicast with
+  // compute where memory allows.
   PrefetchSettings prefetch;
   // Set with "param_fetch": "sub-module": the node multicasts each sub-module's parameters when a
   // worker's budget of live parameters lets it, as DeepSpeed's stage-3 coordinator gathers them
@@ -89,6 +92,12 @@ struct LuwuSettings {
   //    parameters fit on its GPUs.
   enum class ParameterResidency { PerUse, PerIteration } parameter_residency = ParameterResidency::PerUse;
 };
+
+// Whole layers the node streams ahead of the one in use with per-use residency and per-layer
+// streaming: prefetch.layers if the GPU holds that many layers' parameters and gradients beside
+// the activations, else the most that fit down to 0 (only the layer in use; a model whose one layer
+// does not fit does not run).  Other streaming modes: prefetch.layers.
+int luwu_layers_ahead(const LuwuSettings& settings, const workloads::Trace& trace, int workers, double gpu_memory);
 
 SystemPtr parse_luwu(const SystemEntry& entry);
 
