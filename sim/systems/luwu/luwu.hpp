@@ -22,8 +22,8 @@ struct LuwuSettings {
   // worker's budget of live parameters lets it, as DeepSpeed's stage-3 coordinator gathers them
   // (param_fetch_plan.hpp), instead of whole layers `prefetch_layers` ahead.  The paper describes
   // LuWu's streaming per layer but trains models whose two layers in flight exceed an A100-40GB
-  // (Custom-1.0T: 46.5 GB); finer streaming is how those fit.  Workers keep no persistent
-  // parameters, so param_persistence_threshold is 0.
+  // (Custom-1.0T: 46.5 GB); per layer those stream none ahead, finer streaming keeps a multicast in
+  // flight beside compute.  Workers keep no persistent parameters, so param_persistence_threshold is 0.
   std::optional<ParamFetchSettings> sub_module_fetch;
   // Gradients cross the switch in pieces of integer elements (in_switch_aggregation.hpp); the
   // parameters are multicast in as many pieces.  4 B elements: the paper does not say otherwise.
