@@ -11,6 +11,7 @@
 #include "sim/experiment/simulate.hpp"
 #include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/in_switch_aggregation.hpp"
+#include "sim/systems/luwu/luwu.hpp"
 #include "sim/systems/system.hpp"
 
 namespace luwu::sim {
@@ -93,7 +94,9 @@ class PushPull : public Probe {
   // Each worker pushes its copy; the switch multicasts each summed piece back to all.
   struct Run : Schedule {
     Run(ClusterEnv& env, double bytes, bool gemm, DataMover mover)
-        : aggregation(env, AggregationSettings{}, "push/pull"), gemm(gemm), mover(mover) {
+        : aggregation(env, AggregationSettings{.element_bytes = kLuwuGradientElementBytes}, "push/pull"),
+          gemm(gemm),
+          mover(mover) {
       aggregation.add_round(bytes);
       for (int r = 0; r < env.world(); ++r) back.push_back(std::make_shared<Countdown>(aggregation.pieces()));
       aggregation.on_summed([this](std::size_t, int, double piece) {

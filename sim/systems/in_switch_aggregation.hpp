@@ -38,7 +38,7 @@ struct AggregationSettings {
   // pipeline (a piece is handed on once it has fully arrived).
   int pieces = 16;
   // Bytes per gradient element on the wire.  4: 32-bit fixed point, which the switch's integer
-  // ALUs add (SwitchML, section 4).
+  // ALUs add (SwitchML, section 4).  LuWu parses its own default (luwu.cpp: 2).
   double element_bytes = 4;
 
   // Each piece is a flow per worker (and a multicast leg per worker): past 1024 pieces a gradient's
@@ -46,8 +46,9 @@ struct AggregationSettings {
   static constexpr int kMaxPieces = 1024;
 
   static std::vector<std::string> keys() { return {"pipeline_chunks", "aggregation_element_bytes"}; }
-  static AggregationSettings parse(const SystemEntry& entry) {
+  static AggregationSettings parse(const SystemEntry& entry, double default_element_bytes = 4) {
     AggregationSettings s;
+    s.element_bytes = default_element_bytes;
     s.pieces = static_cast<int>(entry.settings().get_int("pipeline_chunks", s.pieces, 1, kMaxPieces));
     if (entry.has("aggregation_element_bytes")) s.element_bytes = entry.at("aggregation_element_bytes").as_positive();
     return s;

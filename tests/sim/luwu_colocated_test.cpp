@@ -23,9 +23,9 @@ TEST_CASE("LuWu colocated: each worker server sends 1/N of the parameters and ta
   const int layers = 3;
   auto trace = synthetic_trace(layers, params, 1e12);
   // Per worker: the parameters of every layer in forward and in backward; the fp16 gradient as
-  // 4-byte integers on the wire.
+  // LuWu's 2-byte integers on the wire.
   const double parameter_bytes = 2.0 * layers * 2 * params;
-  const double wire_gradient = 2.0 * layers * 2 * params;
+  const double wire_gradient = 2.0 * layers * params;
   auto node = sim::simulate_system(trace, topo, hw, *make_system("luwu"), {});
   auto colocated = sim::simulate_system(trace, topo, hw, *make_system("luwu", {{"optimizer_placement", "colocated"}}), {});
   REQUIRE(node.feasible);

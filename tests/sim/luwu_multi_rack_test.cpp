@@ -50,9 +50,9 @@ TEST_CASE("luwu across racks: a worker moves what it moves under one switch, and
   REQUIRE(flat.feasible);
   REQUIRE(racked.feasible);
   // Per worker: the parameters of every layer in forward and in backward (fp16), and the gradient
-  // as 4-byte integers on the wire.
+  // as LuWu's 2-byte integers on the wire.
   const double parameter_bytes = 2.0 * layers * 2 * params;
-  const double wire_gradient = 4.0 * layers * params;
+  const double wire_gradient = 2.0 * layers * params;
   CHECK(flat.sent_bytes_per_worker == doctest::Approx(wire_gradient).scale(0));
   CHECK(racked.sent_bytes_per_worker == doctest::Approx(wire_gradient).scale(0));
   CHECK(racked.received_bytes_per_worker == doctest::Approx(parameter_bytes).scale(0));
@@ -107,9 +107,9 @@ TEST_CASE("luwu across pods: a worker moves what it moves under one switch or ra
   auto podded = sim::simulate_system(trace, podded_topo, sim::hardware_of(podded_topo), *make_system("luwu"), {});
   REQUIRE((flat.feasible && racked.feasible && podded.feasible));
   // Per worker: the parameters of every layer in forward and in backward (fp16), and the gradient
-  // as 4-byte integers on the wire.
+  // as LuWu's 2-byte integers on the wire.
   const double parameter_bytes = 2.0 * layers * 2 * params;
-  const double wire_gradient = 4.0 * layers * params;
+  const double wire_gradient = 2.0 * layers * params;
   for (const auto* r : {&flat, &racked, &podded}) {
     CHECK(r->sent_bytes_per_worker == doctest::Approx(wire_gradient).scale(0));
     CHECK(r->received_bytes_per_worker == doctest::Approx(parameter_bytes).scale(0));

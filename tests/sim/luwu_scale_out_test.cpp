@@ -51,9 +51,9 @@ TEST_CASE("luwu with an optimizer node per pipeline stage: each node's link carr
   const std::vector<workloads::Trace> stages{synthetic_trace(layers0, 8'000'000, 1e12, m),
                                              synthetic_trace(layers1, 5'000'000, 1e12, m)};
   // Per use: each layer's fp16 parameters in forward and in backward, every micro-batch; the
-  // gradient aggregated once per micro-batch, 4-byte integers on the wire.
+  // gradient aggregated once per micro-batch, LuWu's 2-byte integers on the wire.
   const double down0 = m * 2.0 * layers0 * params0 * 2, down1 = m * 2.0 * layers1 * params1 * 2;
-  const double up0 = m * layers0 * params0 * 4, up1 = m * layers1 * params1 * 4;
+  const double up0 = m * layers0 * params0 * 2, up1 = m * layers1 * params1 * 2;
 
   const auto two_topo = star_with_nodes(4, 2);
   const auto two = run_pipeline(stages, two_topo);
@@ -115,12 +115,12 @@ TEST_CASE("luwu parameter_residency per-iteration: the node sends each parameter
   // Per use (the default, unchanged): forward and backward of every micro-batch down, a gradient
   // per micro-batch up.
   CHECK(link_bytes(per_use, "optnode-nic0--switch_UP") == doctest::Approx(m * 2 * params * 2).scale(0));
-  CHECK(link_bytes(per_use, "optnode-nic0--switch_DOWN") == doctest::Approx(m * params * 4).scale(0));
-  // Per iteration: the fp16 parameters once, the accumulated gradient once (4-byte elements).
+  CHECK(link_bytes(per_use, "optnode-nic0--switch_DOWN") == doctest::Approx(m * params * 2).scale(0));
+  // Per iteration: the fp16 parameters once, the accumulated gradient once (2-byte elements).
   CHECK(link_bytes(resident, "optnode-nic0--switch_UP") == doctest::Approx(params * 2).scale(0));
-  CHECK(link_bytes(resident, "optnode-nic0--switch_DOWN") == doctest::Approx(params * 4).scale(0));
+  CHECK(link_bytes(resident, "optnode-nic0--switch_DOWN") == doctest::Approx(params * 2).scale(0));
   CHECK(resident.received_bytes_per_worker == doctest::Approx(params * 2).scale(0));
-  CHECK(resident.sent_bytes_per_worker == doctest::Approx(params * 4).scale(0));
+  CHECK(resident.sent_bytes_per_worker == doctest::Approx(params * 2).scale(0));
   // The same compute with less to wait for.
   CHECK(resident.breakdown.compute_s == doctest::Approx(per_use.breakdown.compute_s).epsilon(1e-9));
   CHECK(resident.iteration_time_s < per_use.iteration_time_s);

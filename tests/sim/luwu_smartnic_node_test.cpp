@@ -36,9 +36,9 @@ TEST_CASE("luwu on BlueField-2 at 200 Gb/s: each gradient push runs at the Arm-m
   // By hand from the datasheet numbers: one DDR4-3200 channel (25.6 GB/s) at 0.75 efficiency,
   // crossed twice by each of push and pull: 25.6e9 x 0.75 / 4 = 4.8e9 B/s each (19.2% of 200 Gb/s).
   const double rate_Bps = 25.6e9 * 0.75 / 4;
-  // A layer's gradient crosses as 4 B integers per 2 B gradient: 4 x params bytes, in 16 pieces,
-  // each paying the route's latency once.
-  const double wire_bytes = 4.0 * params;
+  // A layer's gradient crosses as LuWu's 2 B integers per 2 B gradient: 2 x params bytes, in 16
+  // pieces, each paying the route's latency once.
+  const double wire_bytes = 2.0 * params;
   const double latency_s = gpu_to_switch(topo, 0).latency_s;
   const auto pushes = span_durations(r.timeline, "gpu0", "gradient to switch (smartnic dma)");
   REQUIRE(pushes.size() == 4);

@@ -48,10 +48,10 @@ TEST_CASE("luwu push_pull gpu-kernel: a push beside a GEMM moves at (1 - drop) x
   const auto hw = sim::hardware_of(topo);
   auto kernel = run_luwu("gpu-kernel");
   REQUIRE(kernel.pushes.size() == 4);
-  // A layer's gradient crosses as 4 B integers per 2 B element: 4 x params bytes.  The first three
-  // pushes run while the next layer's backward GEMM runs: the kernel's pace, (1 - drop) x goodput,
-  // binds, since it is below the aggregation's rate.
-  const double paced_s = 4.0 * kParams / ((1 - kDrop) * hw.worker_nic.goodput_Bps());
+  // A layer's gradient crosses as LuWu's 2 B integers per 2 B element: 2 x params bytes.  The first
+  // three pushes run while the next layer's backward GEMM runs: the kernel's pace, (1 - drop) x
+  // goodput, binds, since it is below the aggregation's rate.
+  const double paced_s = 2.0 * kParams / ((1 - kDrop) * hw.worker_nic.goodput_Bps());
   for (int i = 0; i < 3; ++i) CHECK(kernel.pushes[i] == doctest::Approx(paced_s).epsilon(1e-6));
   // The last push runs after the last kernel, at the aggregation's own rate: faster.
   CHECK(kernel.pushes[3] < paced_s * (1 - 1e-3));

@@ -165,7 +165,7 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
         entry.at(key).fail(std::string("\"") + key + "\" applies only with \"param_fetch\": \"sub-module\"");
     s.prefetch = PrefetchSettings::parse(entry);
   }
-  s.aggregation = AggregationSettings::parse(entry);
+  s.aggregation = AggregationSettings::parse(entry, kLuwuGradientElementBytes);
   s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/false);
   using Storage = LuwuSettings::NodeStorage;
   if (entry.has("node_storage"))

@@ -12,6 +12,12 @@
 
 namespace luwu::sim {
 
+// Bytes of one gradient element on LuWu's wire: 16-bit integers.  The SmartNIC converts bf16 to
+// integers as SwitchML does, and the paper's requirement table counts 100 Gb/s of aggregated
+// gradients as 6.25e9 of them per second (12.5e9 B/s / 2 B: 99 GFLOP/s of Adam, 81.4 GiB/s of SSD
+// per direction; models/optimizer_node.hpp), where SwitchML's are 32-bit.
+inline constexpr double kLuwuGradientElementBytes = 2;
+
 struct LuwuSettings {
   // Layers the optimizer node multicasts ahead of the workers' compute ("prefetch_layers", 1): at
   // most this many, fewer where a worker's GPU holds fewer (luwu_layers_ahead).  The paper's design
@@ -26,7 +32,8 @@ struct LuwuSettings {
   // flight beside compute.  Workers keep no persistent parameters, so param_persistence_threshold is 0.
   std::optional<ParamFetchSettings> sub_module_fetch;
   // Gradients cross the switch in pieces of integer elements (in_switch_aggregation.hpp); the
-  // parameters are multicast in as many pieces.  4 B elements: the paper does not say otherwise.
+  // parameters are multicast in as many pieces.  Elements of kLuwuGradientElementBytes unless
+  // "aggregation_element_bytes" says otherwise.
   AggregationSettings aggregation;
   CheckpointOffloadSettings checkpoints;
   // Where the optimizer node keeps the model ("node_storage").
