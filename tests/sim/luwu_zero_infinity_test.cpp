@@ -191,6 +191,22 @@ TEST_CASE("zero-infinity: per worker, NVMe and PCIe traffic follow from its stat
   CHECK(r.breakdown.exposed_optimizer_s >= 14 * params / n / hw.worker_host.ssds->write_Bps());
 }
 
+TEST_CASE("zero-infinity: each micro-step's gradient partition goes to the host and back, the fp32 copy once per iteration") {
+  // stage3.py partition_grads with the optimizer offloaded: every micro-step moves the 16-bit
+  // partition into grad_partitions_flat_buffer and back (2P/N each way); at the accumulation
+  // boundary only, the fp32 shard goes to the host (4P/N).  Per layer fetches: forward and backward.
+  const int n = 2, layers = 3, m = 2;
+  const double p = 20e6, params = layers * p;
+  auto topo = star(n);
+  auto trace = synthetic_trace(layers, 20'000'000, 1e12, m);
+  auto r = sim::simulate_system(trace, topo, sim::hardware_of(topo),
+                                *make_system("zero-infinity", {{"offload", "dram"}, {"param_fetch", "layer"}}), {});
+  REQUIRE(r.feasible);
+  const std::string pcie = "pcie0-0--cpu0";
+  CHECK(link_bytes(r, pcie + "_DOWN") == doctest::Approx(m * 2 * 2 * params / n + m * 2 * params / n).scale(0));
+  CHECK(link_bytes(r, pcie + "_UP") == doctest::Approx(m * 2 * params / n + 4 * params / n).scale(0));
+}
+
 TEST_CASE("zero-infinity with offload dram touches no NVMe") {
   auto topo = star(2);
   auto r = sim::simulate_system(synthetic_trace(4, 10'000'000, 1e12), topo, sim::hardware_of(topo),

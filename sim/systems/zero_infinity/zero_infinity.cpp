@@ -166,24 +166,26 @@ class ZeroInfinitySchedule : public Schedule {
         auto reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zinf-rs", bytes,
                                               "reduce-scatter " + label);
         // stage3.py partition_grads, in order on the reduce stream: the shard goes into the
-        // host's grad_partitions_flat_buffer (copy_, non_blocking), back to the GPU (.to(device),
-        // non_blocking: "to speed up the next few operations"), and then, as fp32 (.float()), to
-        // pinned host memory: the gradient swapper's buffer with "nvme", the fp32 gradient with "dram".
+        // host's grad_partitions_flat_buffer and back to the GPU (non_blocking copies, "to speed up
+        // the next few operations"; later micro-steps accumulate into it the same way), and at the
+        // accumulation boundary only, as fp32 (.float()), to pinned host memory with a synchronous
+        // copy: the gradient swapper's buffer with "nvme", the fp32 gradient with "dram".
+        const bool boundary = op.micro_step == trace.training.grad_accum - 1;
         const double partition_bytes = bytes / world;
-        const double fp32_bytes = partition_bytes * kFp32GradientBytes / element;
+        const double fp32_bytes = boundary ? partition_bytes * kFp32GradientBytes / element : 0;
         offloaded = offload_stream.enqueue(
             "gradient shard to host " + label,
             [&env, partition_bytes, fp32_bytes] {
               transfer(env.gpu.host(), env.hosts.cpu, partition_bytes, env.cluster.traffic);
               transfer(env.hosts.cpu, env.gpu.host(), partition_bytes, env.cluster.traffic);
-              transfer(env.gpu.host(), env.hosts.cpu, fp32_bytes, env.cluster.traffic);
+              if (fp32_bytes > 0) transfer(env.gpu.host(), env.hosts.cpu, fp32_bytes, env.cluster.traffic);
             },
             {reduced});
-        if (settings_.blocking_gradient_copies) {
+        if (settings_.blocking_gradient_copies && boundary) {
           gpu.wait(reduced, WaitCause::Communication, "reduce-scatter " + label + " (host blocked in the gradient copy)");
           gpu.wait(offloaded, WaitCause::Io, "gradient shard to host (blocking copy) " + label);
         }
-        if (on_nvme && op.micro_step == trace.training.grad_accum - 1) {
+        if (on_nvme && boundary) {
           // The last micro-step's shard, as fp32, to the optimizer's swap files.
           swapped_out = swap_out_stream.enqueue(
               "gradient swap-out " + label,

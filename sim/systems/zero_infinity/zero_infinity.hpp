@@ -54,7 +54,9 @@ struct ZeroInfinitySettings {
   // host thread, which launches the backward's kernels and the next gathers, waits for the
   // reduce-scatter and the copy and the GPU computes nothing meanwhile; or "async", on their own
   // stream while backward goes on.  Either way the 16-bit shard first goes to the host's
-  // grad_partitions_flat_buffer and back to the GPU on the same stream (non_blocking copies).
+  // grad_partitions_flat_buffer and back to the GPU on the same stream (non_blocking copies), in
+  // every micro-step; the fp32 copy, and so the host's wait, comes at the accumulation boundary only
+  // (partition_grads: is_gradient_accumulation_boundary).
   bool blocking_gradient_copies = true;
   // How a gather's parameter shard reaches the GPU ("shard_copies"): "blocking", as DeepSpeed
   // 0.9.3 does with offloaded parameters (partition_parameters.py all_gather_coalesced: the shard
