@@ -471,6 +471,15 @@ std::string run_to_table(const ScenarioRun& run) {
                        units::seconds(b.exposed_optimizer_s), units::seconds(b.io_stall_s), units::seconds(b.idle_s),
                        units::bytes(r.sent_bytes_per_worker));
   }
+  // What a system gave up to fit the GPU (MemoryFootprint::fitted_by), beside the times it explains.
+  bool fitted_header = false;
+  for (const auto& r : run.results) {
+    const std::string fitted = r.memory.is_object() ? r.memory.value("fitted_by", std::string()) : std::string();
+    if (!r.feasible || fitted.empty()) continue;
+    if (!fitted_header) out << "\nFitted to GPU memory:\n";
+    fitted_header = true;
+    out << fmt::format("  {:<{}} {}\n", r.system, w, fitted);
+  }
   // What GPU-executed collectives cost the compute stream (models/gpu.hpp, sim/engine/gpu_device.hpp).
   bool contended = false;
   for (const auto& r : run.results) {

@@ -116,7 +116,8 @@ Json footprint_to_json(const MemoryFootprint& f) {
               {"worker_ssd_bytes", f.worker_ssd_bytes},
               {"optimizer_node_bytes", f.optimizer_node_bytes},
               {"fits", f.fits},
-              {"reason", f.reason}};
+              {"reason", f.reason},
+              {"fitted_by", f.fitted_by}};
 }
 
 }  // namespace luwu::sim

@@ -34,6 +34,9 @@ struct MemoryFootprint {
   std::uint64_t optimizer_node_bytes = 0;   // an in-network optimizer node (DRAM + SSD)
   bool fits = false;                        // gpu_total_bytes() <= the GPU's memory
   std::string reason;                       // one sentence: what fits or what is too large
+  // What the system gave up to fit this GPU (LuWu streaming fewer layers ahead), "" if nothing;
+  // also in `reason`.  `run` reports it beside the times it explains.
+  std::string fitted_by;
 };
 
 // Peak activation bytes on the GPU and in host memory over the trace's ops.  Without offloading

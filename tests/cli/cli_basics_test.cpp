@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/cli/run_command.hpp"
 
 TEST_CASE("an unknown command is bad input: exit code 2 and a message") {
@@ -63,4 +65,22 @@ TEST_CASE("a scenario without a price list gets one line saying costs are off, n
   auto paper = run_luwusim("run " + std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/luwu-paper-175b-8w.json --system luwu");
   CHECK(paper.out.find("Cluster cost (price list luwu-paper):") != std::string::npos);
   CHECK(paper.out.find("$193,920") != std::string::npos);
+}
+
+TEST_CASE("run says when LuWu streams fewer layers ahead to fit the GPU, beside the times it explains") {
+  // Custom-1.0T on the paper's A100 40GB: two layers in flight do not fit, the layer in use does.
+  auto scenario = nlohmann::json::parse(read_whole_file(std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/luwu-paper-175b-8w.json"));
+  scenario["model"] = "custom-1.0t";
+  scenario["training"]["micro_batch"] = 8;
+  scenario["systems"] = nlohmann::json::parse(R"([{"name": "luwu", "offload_activation_checkpoints": true}])");
+  std::ofstream("cli-luwu-1t.json") << scenario.dump();
+  auto r = run_luwusim("run cli-luwu-1t.json");
+  std::remove("cli-luwu-1t.json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("Fitted to GPU memory:") != std::string::npos);
+  CHECK(r.out.find("streams 0 layers ahead, not 1") != std::string::npos);
+  // The headline's LuWu holds two layers: nothing to say.
+  auto paper = run_luwusim("run " + std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/luwu-paper-175b-8w.json --system luwu");
+  REQUIRE(paper.exit_code == 0);
+  CHECK(paper.out.find("Fitted to GPU memory") == std::string::npos);
 }

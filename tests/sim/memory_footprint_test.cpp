@@ -122,6 +122,8 @@ TEST_CASE("luwu streams fewer layers ahead where the GPU holds fewer, down to th
   CHECK(one.fits);
   CHECK(one.gpu_buffer_bytes == layer);
   CHECK(one.reason.find("streams 0 layers ahead, not 1") != std::string::npos);
+  CHECK(one.fitted_by.find("streams 0 layers ahead, not 1") == 0);
+  CHECK(two.fitted_by.empty());
   CHECK(!memory_footprint(t, "luwu", 8, base + layer - 1).fits);  // not even the layer in use
   CHECK(memory_footprint(t, "luwu", 8, base + layer).fits);
   // prefetch_layers is an upper bound: room for three layers gives 2 ahead of 3 asked for.

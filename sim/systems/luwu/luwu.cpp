@@ -74,7 +74,7 @@ class Luwu : public System {
       const int ahead = luwu_layers_ahead(settings_, trace, workers, gpu_memory);
       f.gpu_buffer_bytes = layer_working_set_bytes(trace, ahead);
       if (ahead < settings_.prefetch.layers)
-        note = "streams " + std::to_string(ahead) + " layer" + (ahead == 1 ? "" : "s") + " ahead, not " +
+        f.fitted_by = note = "streams " + std::to_string(ahead) + " layer" + (ahead == 1 ? "" : "s") + " ahead, not " +
                std::to_string(settings_.prefetch.layers) + ": " + std::to_string(settings_.prefetch.layers + 1) +
                " layers' parameters and gradients on the GPU would need " +
                units::bytes(static_cast<double>(
