@@ -45,4 +45,25 @@ inline models::OptimizerCost deepspeed_cpu_adam_cost(workloads::DType dtype) {
   return models::adam_mixed_precision_cost(precision);
 }
 
+// What DeepSpeed 0.9.3's offloaded optimizer step streams through DRAM per parameter besides CPU
+// Adam's own bytes (the DRAM part only: what is read from or written to NVMe stays Adam's).  The
+// 16-bit copy of each updated parameter is made in a pass of its own that reads the fp32 master
+// again (stage 3: _partitioned_params_swap_out's insert_tensor, or the copy into
+// fp16_partitioned_groups_flat; stages 1 and 2: bit16_partitions[...].copy_(fp32_partition), a
+// blocking copy that converts on the CPU); its 2 B write is the low-precision write Adam's cost
+// already counts, and in fp32 there is none to make.  And unscale_and_clip_grads multiplies the
+// fp32 gradient in place (4 B read and written): at stage 3 always, even at bf16's loss scale of 1;
+// at stages 1 and 2 only in fp16 (stage_1_and_2.py step).
+enum class DeepSpeedStage { OneOrTwo, Three };
+inline models::OptimizerCost deepspeed_offloaded_step_dram_cost(workloads::DType dtype, DeepSpeedStage stage) {
+  constexpr double kFp32Bytes = 4;
+  auto cost = deepspeed_cpu_adam_cost(dtype);
+  if (stage == DeepSpeedStage::Three || dtype == workloads::DType::Fp16) {
+    cost.bytes_read_per_param += kFp32Bytes;
+    cost.bytes_written_per_param += kFp32Bytes;
+  }
+  if (dtype != workloads::DType::Fp32) cost.bytes_read_per_param += kFp32Bytes;
+  return cost;
+}
+
 }  // namespace luwu::sim

@@ -158,7 +158,7 @@ TEST_CASE("ZeRO-Infinity with offload dram places its optimizer state too, with 
       trace, topo, hw, *make_system("zero-infinity", {{"offload", "dram"}, {"state_placement", "cxl-only"}}), {});
   REQUIRE(dram.feasible);
   REQUIRE(cxl.feasible);
-  const auto in_dram = models::cpu_optimizer_step_times(hw.worker_host, P, deepspeed_stage3_step_cost(), {1, 0, 0});
+  const auto in_dram = models::cpu_optimizer_step_times(hw.worker_host, P, deepspeed_offloaded_step_cost(), {1, 0, 0});
   const double dram_step = std::max(in_dram.dram_s, in_dram.compute_s);
   CHECK(cxl.iteration_time_s - dram.iteration_time_s ==
         doctest::Approx(24 * P / (32e9 * 0.75) - dram_step).epsilon(1e-6));

@@ -118,19 +118,22 @@ inline models::OptimizerCost deepspeed_adam_cost() {
   return models::adam_mixed_precision_cost(precision);
 }
 
-// DeepSpeed 0.9.3's stage-3 step (ZeRO-Infinity) per parameter: CPU Adam's bytes, plus the
-// in-place unscale of the fp32 gradient (stage3.py unscale_and_clip_grads: 4 B read, 4 B written)
-// and the 16-bit copy made in a pass of its own, which reads the fp32 master again (4 B).
-inline models::OptimizerCost deepspeed_stage3_step_cost() {
+// DeepSpeed 0.9.3's offloaded step per parameter of an fp16 model (the synthetic traces'), at
+// stage 3 (ZeRO-Infinity) and at stages 1 and 2 (ZeRO-Offload) alike: CPU Adam's bytes, plus the
+// in-place unscale of the fp32 gradient (unscale_and_clip_grads: 4 B read, 4 B written; stages 1
+// and 2 skip it in bf16) and the 16-bit copy made in a pass of its own, which reads the fp32 master
+// again (4 B).
+inline models::OptimizerCost deepspeed_offloaded_step_cost() {
   auto c = deepspeed_adam_cost();
   c.bytes_read_per_param += 4 + 4;
   c.bytes_written_per_param += 4;
   return c;
 }
 
-// DeepSpeed's Adam on the CPU over `params` whose state is all in the worker server's DRAM.
+// DeepSpeed's offloaded optimizer step on the CPU over `params` of an fp16 model whose state is all
+// in the worker server's DRAM.
 inline double cpu_optimizer_s(const sim::Hardware& hw, double params) {
-  return models::cpu_optimizer_step_times(hw.worker_host, params, deepspeed_adam_cost(), {1, 0, 0}).total_s;
+  return models::cpu_optimizer_step_times(hw.worker_host, params, deepspeed_offloaded_step_cost(), {1, 0, 0}).total_s;
 }
 
 // The kernels' undisturbed time, with the shape synthetic_trace gives its ops (a transformer

@@ -162,7 +162,9 @@ class DeepOptimizerStates : public System {
     rates.u_bytes = rates.d_bytes + (settings_.offload.fp32_gradient_copy ? 4.0 : static_cast<double>(bytes.grad));
     rates.cpu_s_per_param =
         hw.gpus_per_server *
-        models::cpu_optimizer_step_times(hw.worker_host, 1, deepspeed_cpu_adam_cost(trace.training.dtype), placed.shares)
+        models::cpu_optimizer_step_times(hw.worker_host, 1,
+                                         deepspeed_offloaded_step_dram_cost(trace.training.dtype, DeepSpeedStage::OneOrTwo),
+                                         placed.shares)
             .total_s;
     rates.gpu_s_per_param = models::optimizer_update_time_s(1, adam_cost(trace.training.dtype), hw.gpu.achieved_hbm_Bps(),
                                                             hw.gpu.achieved_hbm_Bps(), hw.gpu.peak_fp32_flops);

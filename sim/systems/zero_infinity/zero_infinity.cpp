@@ -51,21 +51,6 @@ std::uint64_t nvme_state_bytes_per_param(workloads::DType dtype) {
   return bytes.param + bytes.optimizer + static_cast<std::uint64_t>(kFp32GradientBytes);
 }
 
-// What the CPU streams through DRAM per parameter in one sub-group's step, besides CPU Adam's own
-// bytes (stage3.py step): unscale_and_clip_grads multiplies the fp32 gradient in place (4 B read
-// and written, even at bf16's loss scale of 1), and the 16-bit copy of the updated parameter is made
-// in a pass of its own (_partitioned_params_swap_out's insert_tensor into the pinned swap buffer,
-// or the copy into fp16_partitioned_groups_flat in DRAM), which reads the fp32 parameter again; its
-// 2 B write is the low-precision write Adam's cost already counts.
-// In fp32 there is no 16-bit copy to make.
-models::OptimizerCost stage3_step_dram_cost(models::OptimizerCost adam, workloads::DType dtype) {
-  constexpr double kFp32Bytes = 4;
-  adam.bytes_read_per_param += kFp32Bytes;  // unscale: the fp32 gradient
-  adam.bytes_written_per_param += kFp32Bytes;
-  if (dtype != workloads::DType::Fp32) adam.bytes_read_per_param += kFp32Bytes;  // the fp32 master, again
-  return adam;
-}
-
 class ZeroInfinitySchedule : public Schedule {
  public:
   ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env, const models::StatePlacement& placement)
@@ -208,7 +193,7 @@ class ZeroInfinitySchedule : public Schedule {
     const auto& host = env.cluster.hw.worker_host;
     const auto cost = deepspeed_cpu_adam_cost(env.trace().training.dtype);
     const bool on_nvme = settings_.offload == Tier::Nvme;
-    const auto dram_cost = stage3_step_dram_cost(cost, env.trace().training.dtype);
+    const auto dram_cost = deepspeed_offloaded_step_dram_cost(env.trace().training.dtype, DeepSpeedStage::Three);
     auto update_s = [&](double p) {
       const auto t = models::cpu_optimizer_step_times(host, p, dram_cost, on_nvme ? models::StatePlacement{0, 0, 1}
                                                                                     : placement_);

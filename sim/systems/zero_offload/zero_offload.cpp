@@ -145,8 +145,9 @@ ZeroOffloadSchedule::Update ZeroOffloadSchedule::update_shard(RankEnv& env, doub
 }
 
 void ZeroOffloadSchedule::cpu_step(RankEnv& env, double params) const {
-  const auto t = models::cpu_optimizer_step_times(env.cluster.hw.worker_host, params,
-                                                  deepspeed_cpu_adam_cost(env.trace().training.dtype), placement_);
+  const auto t = models::cpu_optimizer_step_times(
+      env.cluster.hw.worker_host, params,
+      deepspeed_offloaded_step_dram_cost(env.trace().training.dtype, DeepSpeedStage::OneOrTwo), placement_);
   execute_on(env.hosts.cpu, t.total_s);
 }
 
