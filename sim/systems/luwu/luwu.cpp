@@ -32,23 +32,13 @@
 #include "sim/systems/luwu/schedule.hpp"
 
 namespace luwu::sim {
-namespace {
-
-// A worker's GPU with the node streaming `ahead` whole layers ahead of the one in use.
-MemoryFootprint streaming_footprint(const LuwuSettings& s, const workloads::Trace& trace, int workers,
-                                    double gpu_memory, int ahead) {
-  MemoryFootprint f = base_footprint(trace, workers, gpu_memory, s.checkpoints.enabled);
-  f.gpu_buffer_bytes = layer_working_set_bytes(trace, ahead);
-  return f;
-}
-
-}  // namespace
 
 int luwu_layers_ahead(const LuwuSettings& s, const workloads::Trace& trace, int workers, double gpu_memory) {
   if (s.sub_module_fetch || s.parameter_residency != LuwuSettings::ParameterResidency::PerUse) return s.prefetch.layers;
+  // Activations and the runtime, beside the layers in flight.
+  const auto rest = base_footprint(trace, workers, gpu_memory, s.checkpoints.enabled).gpu_total_bytes();
   for (int ahead = s.prefetch.layers; ahead > 0; --ahead)
-    if (static_cast<double>(streaming_footprint(s, trace, workers, gpu_memory, ahead).gpu_total_bytes()) <= gpu_memory)
-      return ahead;
+    if (static_cast<double>(rest + layer_working_set_bytes(trace, ahead)) <= gpu_memory) return ahead;
   return 0;
 }
 
@@ -73,12 +63,13 @@ class Luwu : public System {
     } else {
       const int ahead = luwu_layers_ahead(settings_, trace, workers, gpu_memory);
       f.gpu_buffer_bytes = layer_working_set_bytes(trace, ahead);
-      if (ahead < settings_.prefetch.layers)
+      if (ahead < settings_.prefetch.layers) {
+        const auto asked = f.gpu_total_bytes() - f.gpu_buffer_bytes + layer_working_set_bytes(trace, settings_.prefetch.layers);
         f.fitted_by = note = "streams " + std::to_string(ahead) + " layer" + (ahead == 1 ? "" : "s") + " ahead, not " +
-               std::to_string(settings_.prefetch.layers) + ": " + std::to_string(settings_.prefetch.layers + 1) +
-               " layers' parameters and gradients on the GPU would need " +
-               units::bytes(static_cast<double>(
-                   streaming_footprint(settings_, trace, workers, gpu_memory, settings_.prefetch.layers).gpu_total_bytes()));
+                             std::to_string(settings_.prefetch.layers) + ": " + std::to_string(settings_.prefetch.layers + 1) +
+                             " layers' parameters and gradients on the GPU would need " +
+                             units::bytes(static_cast<double>(asked));
+      }
     }
     const std::uint64_t model = (bytes.optimizer + bytes.param) * trace.total_params();
     if (colocated())

@@ -37,15 +37,15 @@ namespace {
 using Tier = ZeroInfinitySettings::Tier;
 constexpr double kFp32GradientBytes = 4;  // DeepSpeed swaps gradients as fp32 (fp32_partitioned_groups_flat's .grad)
 
-// What DeepSpeed keeps on NVMe per parameter of a shard: the 16-bit parameter (the parameter
-// swapper's files), the fp32 master, m and v (the optimizer swapper's), and the fp32 gradient that
-// backward swaps out for the step (stage3.py partition_grads -> swap_out_gradients).
 // The largest sub-group of a rank's shard: the swapper's buffers and the shared fp32 gradient are
 // sized by it.
 std::uint64_t largest_sub_group(const SwapperSettings& s, std::uint64_t shard) {
   return std::min(shard, static_cast<std::uint64_t>(s.sub_group_size));
 }
 
+// What DeepSpeed keeps on NVMe per parameter of a shard: the 16-bit parameter (the parameter
+// swapper's files), the fp32 master, m and v (the optimizer swapper's), and the fp32 gradient that
+// backward swaps out for the step (stage3.py partition_grads -> swap_out_gradients).
 std::uint64_t nvme_state_bytes_per_param(workloads::DType dtype) {
   const auto bytes = model_state_bytes(dtype);
   return bytes.param + bytes.optimizer + static_cast<std::uint64_t>(kFp32GradientBytes);
