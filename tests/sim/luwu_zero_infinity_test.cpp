@@ -260,9 +260,10 @@ TEST_CASE("zero-infinity in fp32: the optimizer streams parameter, m and v (12 B
 }
 
 // GPT-3 125M, one sequence of 512 tokens, recompute on: 12 block checkpoints.
-workloads::Trace gpt3_125m_recompute() {
+workloads::Trace gpt3_125m_recompute(int micro_batch = 1) {
   workloads::TrainingConfig tc;
   tc.seq_len = 512;
+  tc.micro_batch = micro_batch;
   tc.recompute = true;
   return workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), tc);
 }
@@ -444,11 +445,7 @@ TEST_CASE("checkpoint copies: blocking ones stop the compute stream for each blo
   auto hw = sim::hardware_of(topo);
   // Micro-batch 8: each block computes longer than its parameters take to arrive, so LuWu's
   // workers, not its multicast, bound the iteration.
-  workloads::TrainingConfig tc;
-  tc.seq_len = 512;
-  tc.micro_batch = 8;
-  tc.recompute = true;
-  const auto trace = workloads::generate_trace(*workloads::find_catalog_model("gpt3-125m"), tc);
+  const auto trace = gpt3_125m_recompute(8);
   const Path up = gpu_to_cpu(topo, 0);
   double copies_out_s = 0;
   for (const auto& layer : trace.layers)

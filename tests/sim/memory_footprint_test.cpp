@@ -144,8 +144,8 @@ TEST_CASE("a small model fits every system and the verdict follows the GPU size"
     MemoryFootprint f = memory_footprint(t, s, 4, k40GB, settings);
     CHECK(f.fits);
     CHECK(f.reason.find("fits") == 0);
-    CHECK(!memory_footprint(t, s, 4, static_cast<double>(f.gpu_total_bytes()) - 1).fits);
-    CHECK(memory_footprint(t, s, 4, static_cast<double>(f.gpu_total_bytes())).fits);
+    CHECK(!memory_footprint(t, s, 4, static_cast<double>(f.gpu_total_bytes()) - 1, settings).fits);
+    CHECK(memory_footprint(t, s, 4, static_cast<double>(f.gpu_total_bytes()), settings).fits);
   }
 }
 
