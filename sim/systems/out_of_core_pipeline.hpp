@@ -114,6 +114,9 @@ class OutOfCorePipeline {
         std::move(deps));
   }
 
+  // Done when the last unit added so far is updated.
+  CompletionPtr last_update() const { return updated_.back(); }
+
   // Done when every unit added so far is written back.
   std::vector<CompletionPtr> write_backs() const { return written_; }
 

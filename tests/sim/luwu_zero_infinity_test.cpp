@@ -324,7 +324,7 @@ namespace {
 
 // Workers whose one SSD reads at 12 GB/s and writes at 2.8 GB/s, the two directions not sharing
 // (14.8 GB/s together) and no access latency, so that overlapped reads and writes add up by hand.
-topologies::Topology star_with_toy_ssd(int workers) {
+topologies::Topology star_with_toy_ssd(int workers, int ssds_per_worker = 1) {
   models::Profile toy = models::find_profile("samsung-pm1733");
   toy.name = "toy-ssd";
   models::apply_override(toy, "read_bandwidth", 12e9, "test");
@@ -336,6 +336,7 @@ topologies::Topology star_with_toy_ssd(int workers) {
   topologies::LuwuStarParams p;
   p.workers = workers;
   p.ssd_profile = "toy-ssd";
+  p.nvme_per_worker = ssds_per_worker;
   return topologies::build_luwu_star(p, catalog);
 }
 
@@ -370,6 +371,49 @@ TEST_CASE("zero-infinity: 3 sub-groups, serial by default, overlapped as pipelin
   // w > 2r the writes run back to back after the first read and update: r + u + 3w.
   CHECK(exposed_optimizer({{"pipeline_read", true}, {"pipeline_write", true}}) ==
         doctest::Approx(r + u + 3 * w).epsilon(1e-6).scale(0));
+}
+
+TEST_CASE("zero-infinity: nvme_layout split puts the optimizer swapper on half the drives") {
+  CHECK(sim::swap_drive_counts(sim::SwapperSettings::NvmeLayout::Striped, 3).params == 3);
+  CHECK(sim::swap_drive_counts(sim::SwapperSettings::NvmeLayout::Striped, 3).optimizer == 3);
+  CHECK(sim::swap_drive_counts(sim::SwapperSettings::NvmeLayout::Split, 3).params == 1);
+  CHECK(sim::swap_drive_counts(sim::SwapperSettings::NvmeLayout::Split, 3).optimizer == 2);
+  CHECK(sim::swap_drive_counts(sim::SwapperSettings::NvmeLayout::Split, 1).params == 0);
+  // 2 workers with 2 toy SSDs each (12 GB/s read, 2.8 GB/s write, no latency), 3 sub-groups of
+  // 10M, DeepSpeed's serial swapper.  Striped, each sub-group reads 16 B and writes 14 B per
+  // parameter over both drives; split, the optimizer's drive reads the 16 B and writes the 12 B of
+  // state alone while the parameter drive takes the 2 B 16-bit copy beside the state's write.
+  const int n = 2;
+  const double sub_group = 10e6;
+  auto topo = star_with_toy_ssd(n, 2);
+  auto hw = sim::hardware_of(topo);
+  auto trace = synthetic_trace(3, 20'000'000, 1e12);
+  const auto t = models::cpu_optimizer_step_times(hw.worker_host, sub_group, deepspeed_offloaded_step_cost(), {0, 0, 1});
+  const double u = std::max(t.dram_s, t.compute_s);
+  auto exposed_optimizer = [&](const char* layout) {
+    auto res = sim::simulate_system(
+        trace, topo, hw, *make_system("zero-infinity", {{"sub_group_size", sub_group}, {"nvme_layout", layout}}), {});
+    REQUIRE(res.feasible);
+    return res.breakdown.exposed_optimizer_s;
+  };
+  const double striped = 3 * (16 * sub_group / 24e9 + u + 14 * sub_group / 5.6e9);
+  const double split = 3 * (16 * sub_group / 12e9 + u + 12 * sub_group / 2.8e9);
+  REQUIRE(2 * sub_group / 2.8e9 < 12 * sub_group / 2.8e9);  // the 16-bit copy hides behind the state's write
+  CHECK(exposed_optimizer("striped") == doctest::Approx(striped).epsilon(1e-6).scale(0));
+  CHECK(exposed_optimizer("split") == doctest::Approx(split).epsilon(1e-6).scale(0));
+  // One drive cannot be split; each half must hold its swapper's files: the parameter drive 2 B
+  // per parameter (a 30M shard per rank: 60 MB), the optimizer drive 16 B (480 MB).
+  auto one_drive = sim::hardware_of(star_with_toy_ssd(n, 1));
+  CHECK(make_system("zero-infinity", {{"nvme_layout", "split"}})->fit(trace, one_drive).problem.find("at least 2 SSDs") !=
+        std::string::npos);
+  CHECK(make_system("zero-infinity")->fit(trace, one_drive).runs());
+  auto small = hw;
+  small.worker_host.ssds->device.capacity_bytes = 0.4e9;  // 0.8e9 in all holds the 18 B x 30M = 540 MB striped
+  CHECK(make_system("zero-infinity")->fit(trace, small).runs());
+  CHECK(make_system("zero-infinity", {{"nvme_layout", "split"}})->fit(trace, small).problem.find("optimizer swapper's SSDs") !=
+        std::string::npos);
+  small.worker_host.ssds->device.capacity_bytes = 0.5e9;
+  CHECK(make_system("zero-infinity", {{"nvme_layout", "split"}})->fit(trace, small).runs());
 }
 
 TEST_CASE("zero-infinity: the swappers' pinned buffers count in the worker host's DRAM") {
@@ -434,6 +478,9 @@ TEST_CASE("zero-infinity's swapper settings: defaults, the old name of sub_group
   CHECK(parse_error({{"optimizer_buffer_count", 0}}).find("$.systems[0].optimizer_buffer_count") != std::string::npos);
   CHECK(parse_error({{"param_buffer_size", 1.5}}).find("$.systems[0].param_buffer_size") != std::string::npos);
   CHECK(parse_error({{"aio_queue_depth", 8}, {"aio_block_size", 4096}, {"pipeline_write", true}}).empty());
+  CHECK(parse_error({{"nvme_layout", "raid"}}).find("$.systems[0].nvme_layout") != std::string::npos);
+  CHECK(parse_error({{"offload", "dram"}, {"nvme_layout", "split"}}).find("$.systems[0].nvme_layout") != std::string::npos);
+  CHECK(parse_error({{"nvme_layout", "split"}}).empty());
 }
 
 TEST_CASE("checkpoint copies: blocking ones stop the compute stream for each block's copy, as DeepSpeed's do") {

@@ -22,6 +22,8 @@
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "models/host.hpp"
 #include "sim/engine/stream.hpp"
 #include "sim/systems/gpu_collective.hpp"
@@ -51,6 +53,17 @@ std::uint64_t nvme_state_bytes_per_param(workloads::DType dtype) {
   return bytes.param + bytes.optimizer + static_cast<std::uint64_t>(kFp32GradientBytes);
 }
 
+// A rank's server's drives as the two swappers use them (swap_drive_counts).
+struct SwapDrives {
+  std::vector<simgrid::s4u::Disk*> params, optimizer;
+};
+SwapDrives swap_drives(SwapperSettings::NvmeLayout layout, const std::vector<simgrid::s4u::Disk*>& nvme) {
+  const auto counts = swap_drive_counts(layout, static_cast<int>(nvme.size()));
+  if (layout == SwapperSettings::NvmeLayout::Striped || counts.params == 0) return {nvme, nvme};
+  const auto cut = nvme.begin() + counts.params;
+  return {{nvme.begin(), cut}, {cut, nvme.end()}};
+}
+
 class ZeroInfinitySchedule : public Schedule {
  public:
   ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env, const models::StatePlacement& placement)
@@ -60,7 +73,14 @@ class ZeroInfinitySchedule : public Schedule {
       if (r.nvme.empty())
         throw std::invalid_argument("zero-infinity with offload \"nvme\" needs NVMe SSDs on every worker server");
     if (!env.hw.worker_host.ssds) throw std::invalid_argument("zero-infinity with offload \"nvme\": the worker host has no SSD spec");
-    policy_ = swapper_policy(settings.swapper, *env.hw.worker_host.ssds);
+    const models::SsdArray& ssds = *env.hw.worker_host.ssds;
+    const SwapDriveCounts drives = swap_drive_counts(settings.swapper.nvme_layout, ssds.count);
+    if (drives.params == 0)
+      throw std::invalid_argument(fmt::format(
+          "zero-infinity with nvme_layout \"split\" needs at least 2 SSDs per worker server, has {}", ssds.count));
+    // Each swapper has its own aio queue (aio_handle), spread over the drives its files are on.
+    param_policy_ = swapper_policy(settings.swapper, models::SsdArray{ssds.device, drives.params});
+    policy_ = swapper_policy(settings.swapper, models::SsdArray{ssds.device, drives.optimizer});
   }
 
   void run_rank(RankEnv& env) override {
@@ -69,6 +89,7 @@ class ZeroInfinitySchedule : public Schedule {
     const auto& ops = trace.ops;
     const int world = env.data_parallel_size();  // the shards are the whole group's
     const bool on_nvme = settings_.offload == Tier::Nvme;
+    const SwapDrives drives = swap_drives(settings_.swapper.nvme_layout, env.hosts.nvme);
     Timeline* tl = &env.cluster.timeline;
     Stream fetch_stream(gpu.name(), "param fetch (pcie)", "io", gpu.host(), tl);
     const bool one = settings_.streams.one_stream;
@@ -93,8 +114,8 @@ class ZeroInfinitySchedule : public Schedule {
     auto swap_in = [&](std::size_t g) {
       if (!on_nvme || swapped_in[g]) return;
       const double shard = shard_bytes(g);
-      swapped_in[g] = swap_in_stream.enqueue("param swap-in " + gather_label(g), [&env, shard, this] {
-        read_striped(env.hosts.nvme, shard, env.cluster.traffic, policy_.read_rate_cap_Bps);
+      swapped_in[g] = swap_in_stream.enqueue("param swap-in " + gather_label(g), [&env, &drives, shard, this] {
+        read_striped(drives.params, shard, env.cluster.traffic, param_policy_.read_rate_cap_Bps);
       });
     };
     CompletionPtr last_gathered = completed();
@@ -174,8 +195,8 @@ class ZeroInfinitySchedule : public Schedule {
           // The last micro-step's shard, as fp32, to the optimizer's swap files.
           swapped_out = swap_out_stream.enqueue(
               "gradient swap-out " + label,
-              [&env, fp32_bytes, this] {
-                write_striped(env.hosts.nvme, fp32_bytes, env.cluster.traffic, policy_.write_rate_cap_Bps);
+              [&env, &drives, fp32_bytes, this] {
+                write_striped(drives.optimizer, fp32_bytes, env.cluster.traffic, policy_.write_rate_cap_Bps);
               },
               {offloaded});
         }
@@ -183,13 +204,13 @@ class ZeroInfinitySchedule : public Schedule {
     }
     gpu.wait(offloaded, WaitCause::Io, "gradient shards to host");
     gpu.wait(swapped_out, WaitCause::Io, "gradient swap-out to nvme");
-    cpu_step(env, static_cast<double>(trace.total_params()) / world);
+    cpu_step(env, drives, static_cast<double>(trace.total_params()) / world);
   }
 
  private:
   // The CPU optimizer over the rank's shard.  In DRAM, one pass.  On NVMe, sub-groups read ->
   // update -> write back, overlapped as pipeline_read / pipeline_write allow (swapper_policy).
-  void cpu_step(RankEnv& env, double params) const {
+  void cpu_step(RankEnv& env, const SwapDrives& drives, double params) const {
     const auto& host = env.cluster.hw.worker_host;
     const auto cost = deepspeed_cpu_adam_cost(env.trace().training.dtype);
     const bool on_nvme = settings_.offload == Tier::Nvme;
@@ -206,23 +227,41 @@ class ZeroInfinitySchedule : public Schedule {
                    WaitCause::Optimizer, "cpu optimizer");
       return;
     }
-    OutOfCorePipeline swapper(env.gpu.name(), env.hosts.cpu, env.hosts.nvme, policy_, env.cluster.traffic,
+    OutOfCorePipeline swapper(env.gpu.name(), env.hosts.cpu, drives.optimizer, policy_, env.cluster.traffic,
                               &env.cluster.timeline);
+    // With the drives split, the 16-bit parameters go to the parameter swapper's drives beside the
+    // state's write-back (their swap-out is asynchronous, waited for at the next sub-group's).
+    const bool split = settings_.swapper.nvme_layout == SwapperSettings::NvmeLayout::Split;
+    const double param_bytes = cost.bytes_written_per_param - cost.state_bytes_per_param;
+    Stream param_out(env.gpu.name(), "param swap-out (nvme)", "io", env.hosts.cpu, &env.cluster.timeline);
+    std::vector<CompletionPtr> params_written;
     const double chunk = std::min(settings_.swapper.sub_group_size, params);
     const int chunks = static_cast<int>(std::ceil(params / chunk));
     for (int c = 0; c < chunks; ++c) {
       const double size = std::min(chunk, params - c * chunk);
+      const std::string label = "sub-group " + std::to_string(c);
       // Read: the state and the fp32 gradient swapped out in backward; written: the state and the
       // 16-bit parameters.
-      swapper.add_unit("sub-group " + std::to_string(c), size * (cost.state_bytes_per_param + kFp32GradientBytes),
-                       update_s(size), size * cost.bytes_written_per_param);
+      swapper.add_unit(label, size * (cost.state_bytes_per_param + kFp32GradientBytes), update_s(size),
+                       size * (split ? cost.state_bytes_per_param : cost.bytes_written_per_param));
+      if (split && param_bytes > 0) {
+        const double bytes = size * param_bytes;
+        params_written.push_back(param_out.enqueue(
+            "16-bit params to nvme " + label,
+            [&env, &drives, bytes, this] {
+              write_striped(drives.params, bytes, env.cluster.traffic, param_policy_.write_rate_cap_Bps);
+            },
+            {swapper.last_update()}));
+      }
     }
     for (const auto& done : swapper.write_backs()) env.gpu.wait(done, WaitCause::Optimizer, "cpu optimizer");
+    for (const auto& done : params_written) env.gpu.wait(done, WaitCause::Optimizer, "16-bit params to nvme");
   }
 
   ZeroInfinitySettings settings_;
   ParamFetchPlan plan_;
-  OutOfCorePolicy policy_;
+  OutOfCorePolicy policy_;        // the optimizer swapper's
+  OutOfCorePolicy param_policy_;  // the parameter swapper's
   models::StatePlacement placement_;  // with offload "dram": the state's DRAM/CXL split
 };
 
@@ -271,6 +310,18 @@ class ZeroInfinity : public System {
                           buffers + checkpoints, dram);
     const double have = hw.worker_host.ssds ? hw.worker_host.ssds->capacity_bytes() : 0;
     if (state > have) return does_not_fit("a worker server's NVMe", state, have);
+    if (settings_.swapper.nvme_layout == SwapperSettings::NvmeLayout::Split && hw.worker_host.ssds) {
+      const models::SsdArray& ssds = *hw.worker_host.ssds;
+      const auto drives = swap_drive_counts(settings_.swapper.nvme_layout, ssds.count);
+      if (drives.params == 0)
+        return fmt::format("nvme_layout \"split\" needs at least 2 SSDs per worker server, it has {}", ssds.count);
+      const double params = per_server * static_cast<double>(model_state_bytes(trace.training.dtype).param);
+      const double param_drives = drives.params * ssds.device.capacity_bytes;
+      if (params > param_drives) return does_not_fit("the parameter swapper's SSDs (nvme_layout \"split\")", params, param_drives);
+      const double optimizer_drives = drives.optimizer * ssds.device.capacity_bytes;
+      if (state - params > optimizer_drives)
+        return does_not_fit("the optimizer swapper's SSDs (nvme_layout \"split\")", state - params, optimizer_drives);
+    }
     return "";
   }
 
@@ -323,6 +374,12 @@ class ZeroInfinity : public System {
 
 }  // namespace
 
+SwapDriveCounts swap_drive_counts(SwapperSettings::NvmeLayout layout, int drives) {
+  if (layout == SwapperSettings::NvmeLayout::Striped) return {drives, drives};
+  if (drives < 2) return {};
+  return {drives / 2, drives - drives / 2};
+}
+
 OutOfCorePolicy swapper_policy(const SwapperSettings& s, const models::SsdArray& ssds) {
   const models::SsdArray queued = ssds.at_requests(s.aio_block_size_bytes, s.aio_queue_depth);
   OutOfCorePolicy p;
@@ -373,7 +430,8 @@ double parse_sub_group_size(const SystemEntry& entry) {
 SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   entry.only_settings(setting_keys({{"offload", "sub_group_size", "optimizer_chunk_params", "aio_block_size",
                                      "aio_queue_depth", "pipeline_read", "pipeline_write", "optimizer_buffer_count",
-                                     "param_buffer_count", "param_buffer_size", "gradient_copies", "shard_copies"},
+                                     "param_buffer_count", "param_buffer_size", "nvme_layout", "gradient_copies",
+                                     "shard_copies"},
                                     ParamFetchSettings::keys(), CheckpointOffloadSettings::keys(),
                                     CollectiveSettings::keys(), CollectiveStreamSettings::keys(),
                                     StatePlacementSettings::keys()}));
@@ -390,6 +448,11 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   w.optimizer_buffer_count = static_cast<int>(settings.get_int("optimizer_buffer_count", 4, 1, 1024));
   w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
   w.param_buffer_size = static_cast<double>(settings.get_int("param_buffer_size", 100000000, 1, 1000000000000ll));
+  if (entry.has("nvme_layout"))
+    w.nvme_layout = entry.at("nvme_layout").as_choice(
+        Choices<SwapperSettings::NvmeLayout>{{"striped", SwapperSettings::NvmeLayout::Striped},
+                                             {"split", SwapperSettings::NvmeLayout::Split}},
+        "NVMe layout");
   if (entry.has("gradient_copies"))
     s.blocking_gradient_copies =
         entry.at("gradient_copies").as_choice(Choices<bool>{{"async", false}, {"blocking", true}}, "gradient copy mode");
@@ -403,6 +466,8 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   s.placement = StatePlacementSettings::parse(entry);
   if (s.offload == Tier::Nvme && s.placement.policy != StatePlacementPolicy::DramFirst)
     entry.at("state_placement").fail("state_placement applies to offload \"dram\"; with \"nvme\" the optimizer state is on the SSDs");
+  if (s.offload == Tier::Dram && entry.has("nvme_layout"))
+    entry.at("nvme_layout").fail("nvme_layout applies to offload \"nvme\"; with \"dram\" nothing is on the SSDs");
   return std::make_shared<ZeroInfinity>(entry, s);
 }
 

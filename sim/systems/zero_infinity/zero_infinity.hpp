@@ -36,7 +36,23 @@ struct SwapperSettings {
   int optimizer_buffer_count = 4;
   int param_buffer_count = 5;
   double param_buffer_size = 1e8;  // elements
+  // Where the swap files sit on a worker server's SSDs ("nvme_layout"; DeepSpeed 0.9.3 takes one
+  // offload_param.nvme_path and one offload_optimizer.nvme_path and stripes nothing itself):
+  // "striped", both on one RAID-0 volume over all the drives, as DeepSpeed's maintainers advise for
+  // several drives (deepspeedai/DeepSpeed issue 2195); "split", the parameter swapper's files on
+  // the first half of the drives (rounded down) and the optimizer swapper's (state and fp32
+  // gradients) on the rest, each path on its own drives.
+  enum class NvmeLayout { Striped, Split } nvme_layout = NvmeLayout::Striped;
 };
+
+// A worker server's SSDs as the two swappers use them (SwapperSettings::nvme_layout): how many
+// drives hold the parameter swapper's files and how many the optimizer swapper's (both all of
+// them when striped).  Split needs at least 2 drives: {0, 0} below that.
+struct SwapDriveCounts {
+  int params = 0;
+  int optimizer = 0;
+};
+SwapDriveCounts swap_drive_counts(SwapperSettings::NvmeLayout layout, int drives);
 
 struct ZeroInfinitySettings {
   // Where parameters and optimizer state live (DeepSpeed's offload_param.device /
