@@ -248,17 +248,26 @@ def _setting_text(key, value):
         return "nccl_path", f"NCCL via host {value}"
     if leaf == "systems":
         labels = [s.get("label", s.get("name")) if isinstance(s, dict) else s for s in value]
-        pipelined = any(isinstance(s, dict) and (s.get("pipeline_read") or s.get("pipeline_write")) for s in value)
-        return "swapper", "pipelined" if pipelined else "serial", labels
+        return "swapper", _swapper_variant(value), labels
     return leaf, f"{leaf} {value}"
+
+
+def _swapper_variant(systems):
+    """ZeRO-Infinity's swapper in a systems axis value: serial or pipelined (pipeline_read/write),
+    and where its files sit when not striped over the drives (nvme_layout)."""
+    dicts = [s for s in systems if isinstance(s, dict)]
+    pipelined = any(s.get("pipeline_read") or s.get("pipeline_write") for s in dicts)
+    text = "pipelined" if pipelined else "serial"
+    if any(s.get("nvme_layout") == "split" for s in dicts):
+        text += ", drives split"
+    return text
 
 
 def _is_default(point):
     for key, value in point.items():
         leaf = key.split(".")[-1]
         if leaf == "systems":
-            pipelined = any(isinstance(s, dict) and (s.get("pipeline_read") or s.get("pipeline_write")) for s in value)
-            if ("pipelined" if pipelined else "serial") != SCENARIO_DEFAULTS["swapper"]:
+            if _swapper_variant(value) != SCENARIO_DEFAULTS["swapper"]:
                 return False
         elif leaf in SCENARIO_DEFAULTS and value != SCENARIO_DEFAULTS[leaf]:
             return False
@@ -309,7 +318,8 @@ def sensitivity(lines, out_dir, name="sensitivity"):
                              for b in reversed(bars)])
     lo, hi = min(b[0] for b in bars), max(b[0] for b in bars)
     notes.append(f"{len(bars)} variants: {lo:.2f}x to {hi:.2f}x; the dark bar is the headline scenario. Each label: "
-                 "ZeRO-Infinity's swapper (DeepSpeed pipeline_read/write off = serial), compute lost beside a "
+                 "ZeRO-Infinity's swapper (DeepSpeed pipeline_read/write off = serial; drives split = nvme_layout "
+                 "\"split\", parameters and optimizer state on separate drives), compute lost beside a "
                  "collective kernel (collective_interference), attention kernel, the worker SSDs' pure write rate, the rate "
                  "of NCCL's path through host memory (nccl_host_staged_bandwidth).")
     return _finish(fig, notes, out_dir, name)
