@@ -133,3 +133,35 @@ TEST_CASE("ZeRO-3 with DeepSpeed's defaults on a small model sends (gathered + P
   CHECK(r.sent_bytes_per_worker ==
         doctest::Approx((gathered_bytes + gradient_bytes) * (n - 1) / n).epsilon(1e-9).scale(0));
 }
+
+TEST_CASE("DeepSpeed's coordinator: the compute stream waits for every gather issued before a unit's prefetches") {
+  // DeepSpeed 0.9.3's fetch_sub_module fetches a sub-module's own parameters, waits for them, makes
+  // the compute stream wait for the all-gather stream (current_stream().wait_stream), and only then
+  // prefetches: a prefetched gather overlaps the compute up to the next unit, not up to its own.
+  // ZeRO-3 with layer units prefetched 2 ahead, 4 layers: unit 0 (forward layer 0) fetches gather 0
+  // and then prefetches gathers 1 and 2, unit k prefetches gather k + 2; so unit 0's kernel runs
+  // beside gather 1, while unit k's (0 < k < 7) starts only once gather k + 1 is done, though it
+  // needs only gather k.  Layers of 40M parameters with tiny kernels, so that each gather outlasts
+  // a kernel and the difference shows.
+  auto topo = star(2);
+  sim::SimulationOptions options;
+  options.record_timeline = true;
+  auto r = sim::simulate_system(synthetic_trace(4, 40'000'000, 1e9), topo, sim::hardware_of(topo),
+                                *make_system("zero3", {{"param_fetch", "layer"}, {"prefetch_layers", 2}}), options);
+  REQUIRE(r.feasible);
+  std::vector<TrackSpan> gathers, kernels;
+  for (const auto& c : track_spans(r.timeline, "gpu0", "collectives"))
+    if (c.name.rfind("all-gather", 0) == 0) gathers.push_back(c);
+  for (const auto& c : track_spans(r.timeline, "gpu0", "compute"))
+    if (c.category == "compute") kernels.push_back(c);
+  REQUIRE(gathers.size() == 8);  // forward and backward, one gather per layer each
+  REQUIRE(kernels.size() == 8);
+  const double tick_s = 1e-6;  // the timeline's unit
+  CHECK(kernels[0].start_s >= gathers[0].end_s - tick_s);
+  CHECK(kernels[0].end_s < gathers[1].end_s);
+  for (std::size_t k = 1; k + 1 < kernels.size(); ++k) {
+    REQUIRE(gathers[k + 1].end_s - gathers[k].end_s > 10 * (kernels[k].end_s - kernels[k].start_s));
+    CHECK(kernels[k].start_s >= gathers[k + 1].end_s - tick_s);
+  }
+  CHECK(kernels.back().start_s >= gathers.back().end_s - tick_s);
+}

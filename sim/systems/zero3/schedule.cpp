@@ -53,7 +53,7 @@ class Zero3Schedule : public Schedule {
                                              "all-gather " + label);
       return ParamFetchReplay::Issued{
           nullptr, codec(gather_stream, env, params * wire_.weight_codec_hbm_bytes_per_element, "dequantize " + label, gathered)};
-    });
+    }, "all-gather", ParamFetchReplay::GatherWait::AllIssued);
 
     CompletionPtr reduced = completed();
     for (std::size_t i = 0; i < ops.size(); ++i) {

@@ -152,7 +152,7 @@ class ZeroInfinitySchedule : public Schedule {
       last_gathered = issued.gathered;
       checkpoints.fetch_back(plan_.uses[plan_.gathers[g].first_use].op);
       return issued;
-    });
+    }, "all-gather", ParamFetchReplay::GatherWait::AllIssued);
 
     // With the optimizer on NVMe, DeepSpeed swaps each fp32 gradient partition out to NVMe in
     // backward (stage3.py partition_grads -> optimizer_swapper.swap_out_gradients) and the step
