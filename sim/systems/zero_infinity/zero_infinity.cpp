@@ -233,7 +233,8 @@ class ZeroInfinitySchedule : public Schedule {
     // state's write-back (their swap-out is asynchronous, waited for at the next sub-group's).
     const bool split = settings_.swapper.nvme_layout == SwapperSettings::NvmeLayout::Split;
     const double param_bytes = cost.bytes_written_per_param - cost.state_bytes_per_param;
-    Stream param_out(env.gpu.name(), "param swap-out (nvme)", "io", env.hosts.cpu, &env.cluster.timeline);
+    std::optional<Stream> param_out;  // its own stream only when split
+    if (split) param_out.emplace(env.gpu.name(), "param swap-out (nvme)", "io", env.hosts.cpu, &env.cluster.timeline);
     std::vector<CompletionPtr> params_written;
     const double chunk = std::min(settings_.swapper.sub_group_size, params);
     const int chunks = static_cast<int>(std::ceil(params / chunk));
@@ -246,7 +247,7 @@ class ZeroInfinitySchedule : public Schedule {
                        size * (split ? cost.state_bytes_per_param : cost.bytes_written_per_param));
       if (split && param_bytes > 0) {
         const double bytes = size * param_bytes;
-        params_written.push_back(param_out.enqueue(
+        params_written.push_back(param_out->enqueue(
             "16-bit params to nvme " + label,
             [&env, &drives, bytes, this] {
               write_striped(drives.params, bytes, env.cluster.traffic, param_policy_.write_rate_cap_Bps);
