@@ -53,14 +53,14 @@ std::uint64_t nvme_state_bytes_per_param(workloads::DType dtype) {
   return bytes.param + bytes.optimizer + static_cast<std::uint64_t>(kFp32GradientBytes);
 }
 
-// A rank's server's drives as the two swappers use them (swap_drive_counts).
+// A rank's server's drives as the two swappers use them (swap_drive_counts; the schedule refuses a
+// split of fewer than 2 drives before it gets here).
 struct SwapDrives {
   std::vector<simgrid::s4u::Disk*> params, optimizer;
 };
 SwapDrives swap_drives(SwapperSettings::NvmeLayout layout, const std::vector<simgrid::s4u::Disk*>& nvme) {
-  const auto counts = swap_drive_counts(layout, static_cast<int>(nvme.size()));
-  if (layout == SwapperSettings::NvmeLayout::Striped || counts.params == 0) return {nvme, nvme};
-  const auto cut = nvme.begin() + counts.params;
+  if (layout == SwapperSettings::NvmeLayout::Striped) return {nvme, nvme};
+  const auto cut = nvme.begin() + swap_drive_counts(layout, static_cast<int>(nvme.size())).params;
   return {{nvme.begin(), cut}, {cut, nvme.end()}};
 }
 
