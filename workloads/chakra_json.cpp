@@ -485,6 +485,8 @@ ChakraGraph trace_to_chakra(const Trace& trace) {
       if (k.kind == KernelKind::Gemm && k.gemm.batch != 1)
         n.attrs.push_back(make_attr("luwusim.gemm_batch", "int64_val", k.gemm.batch));
       if (k.params > 0) n.attrs.push_back(make_attr("luwusim.params", "uint64_val", u64(k.params)));
+      if (k.parameterless_modules > 0)
+        n.attrs.push_back(make_attr("luwusim.parameterless_modules", "int64_val", k.parameterless_modules));
       if (k.reduction_bytes > 0)
         n.attrs.push_back(make_attr("luwusim.reduction_bytes", "double_val", k.reduction_bytes));
       if (k.measured_s > 0) {
@@ -578,6 +580,7 @@ Trace rebuild_trace(const ChakraGraph& g, const std::vector<std::size_t>& order,
         if (const auto* batch = n.attr("luwusim.gemm_batch")) k["gemm"]["batch"] = batch->value;
       }
       if (const auto* p = n.attr("luwusim.params")) k["params"] = p->value;
+      if (const auto* h = n.attr("luwusim.parameterless_modules")) k["parameterless_modules"] = h->value;
       if (const auto* m = n.attr("luwusim.measured_s")) k["measured_s"] = m->value;
       if (const auto* r = n.attr("luwusim.reduction_bytes")) k["reduction_bytes"] = r->value;
       op_kernels[o].push_back(std::move(k));

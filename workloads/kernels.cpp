@@ -187,6 +187,44 @@ std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& 
   return out;
 }
 
+// A module without parameters of its own spans forward kernels [first, last] (kernels.hpp).
+struct ModuleSpan {
+  std::size_t first, last;
+};
+
+std::size_t index_of(const std::vector<Kernel>& kernels, const std::string& name) {
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].name == name) return i;
+  return kernels.size();
+}
+
+// A block's parameterless modules, as Hugging Face's decoder layers nest them.
+std::vector<ModuleSpan> block_modules(const std::vector<Kernel>& f, const Dims& d) {
+  std::vector<ModuleSpan> spans{{0, f.size() - 1}, {index_of(f, "qkv"), index_of(f, "attention-out")}};
+  if (d.experts > 0) {
+    spans.push_back({index_of(f, "router"), index_of(f, d.fs > 0 ? "shared-add" : "combine")});
+  } else {
+    const std::size_t act = index_of(f, "activation");
+    spans.push_back({act, act});
+    if (d.swiglu) spans.push_back({index_of(f, "ffn-up"), index_of(f, "ffn-down")});
+  }
+  return spans;
+}
+
+// Each span counts at its first kernel in forward and at its last kernel's first backward kernel.
+void count_modules(std::vector<Kernel>& kernels, const std::vector<Kernel>& forward, const std::vector<ModuleSpan>& spans,
+                   bool backward) {
+  for (const ModuleSpan& span : spans) {
+    if (!backward) {
+      ++kernels.at(span.first).parameterless_modules;
+      continue;
+    }
+    std::size_t at = 0;  // backward runs the forward kernels after `last` first, a GEMM as two
+    for (std::size_t j = span.last + 1; j < forward.size(); ++j) at += forward[j].kind == KernelKind::Gemm ? 2 : 1;
+    ++kernels.at(at).parameterless_modules;
+  }
+}
+
 }  // namespace
 
 std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t, LayerKind layer, OpKind op,
@@ -215,23 +253,36 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.fs = static_cast<double>(m.shared_experts) * m.expert_width();
   d.ep = tp.expert;
 
+  const bool backward = op == OpKind::Backward;
   std::vector<Kernel> forward;
+  std::vector<ModuleSpan> modules;
   switch (layer) {
     case LayerKind::Embedding:
       // Backward is a scatter-add of the same size as the gather, not twice it.
-      forward = {elementwise(op == OpKind::Backward ? "embedding-grad" : "embedding", d.e * 3 * d.T * d.h, d.T * d.h)};
+      forward = {elementwise(backward ? "embedding-grad" : "embedding", d.e * 3 * d.T * d.h, d.T * d.h)};
       forward.front().params = sharded_layer_info(m, t, tp, LayerKind::Embedding).params;
+      // The causal-LM, model and decoder modules begin here; their backward ends here.
+      if (!backward) forward.front().parameterless_modules = 3;
       return forward;
-    case LayerKind::Transformer: forward = block_forward(d); break;
+    case LayerKind::Transformer:
+      forward = block_forward(d);
+      modules = block_modules(forward, d);
+      break;
     case LayerKind::Head:
       forward = {elementwise("final-norm", d.e * 2 * d.T_whole * d.h, d.T_whole * d.h, d.e * 2 * d.T_whole * d.h),
                  gemm("lm-head", d.T, d.V, d.h, d.e),
                  elementwise("cross-entropy", 8 * d.T * d.V, d.T * d.V)};
       forward[0].params = d.norm_params;
       forward[1].params = static_cast<std::uint64_t>(d.V) * static_cast<std::uint64_t>(m.hidden);  // tied or not, the head multiplies by it
+      // The causal-LM module's output is the loss (its backward begins at the cross entropy's);
+      // the model's and decoder's is the final norm's.
+      modules = {{0, 2}, {0, 0}, {0, 0}};
+      if (!backward) modules.clear();  // their forward began at the embedding
       break;
   }
-  return op == OpKind::Backward ? backward_of(forward, d) : forward;
+  std::vector<Kernel> out = backward ? backward_of(forward, d) : forward;
+  count_modules(out, forward, modules, backward);
+  return out;
 }
 
 }  // namespace luwu::workloads

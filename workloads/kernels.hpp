@@ -46,6 +46,13 @@
 // attention-out, FFN up and down (matrix + bias where the model has biases; every expert's, and
 // the router), the embedding table
 // (with learned positions), the final norm and the LM-head matrix (tied or not: the head uses it).
+// Modules without parameters of their own (Kernel::parameterless_modules), as Hugging Face's
+// transformers builds a decoder (OPTDecoderLayer, LlamaDecoderLayer): the block, the attention
+// module (q/k/v and output projections inside), the activation module, with SwiGLU the MLP module
+// (gate/up and down inside), a mixture's sparse-MoE module (router to combine), and above the
+// blocks the causal-LM, model and decoder modules (embedding to head).  A module's forward begins
+// at its first kernel; its backward at the backward of its last kernel (autograd reaches its
+// output first), so it counts there, before any module inside it.
 // The FLOPs of an op's kernels sum to the op's FLOPs (layer_accounting.hpp counts the same
 // matrix multiplies); elementwise kernels add memory traffic the FLOP count leaves out.
 #include <cstdint>
@@ -90,6 +97,11 @@ struct Kernel {
   // order carries them (forward: the GEMM or norm; backward: the input-gradient GEMM, whose weight
   // gradient follows); 0 for every other kernel.  An op's kernels carry the parameters it uses.
   std::uint64_t params = 0;
+  // Modules without parameters of their own whose forward (backward, in a Backward op) begins
+  // right before this kernel, outside the module whose parameters it carries.  A framework that
+  // hooks every module (DeepSpeed's stage 3) runs a hook for each here, as for a module with
+  // parameters.
+  int parameterless_modules = 0;
   // A measured duration (seconds) that replaces the analytic time (sim/engine/op_timing.hpp);
   // 0: none, the GPU model times the kernel.  Set from a profile (workloads/kernel_times.hpp) or
   // read from a trace file.

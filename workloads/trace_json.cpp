@@ -23,6 +23,9 @@ constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 58;
 
 // A kernel's measured time: at most an hour (a longer one is a unit slip, e.g. microseconds as seconds).
 
+// Modules nested around one kernel: a bound that no real module tree reaches.
+constexpr std::int64_t kMaxModulesPerKernel = 64;
+
 std::uint64_t as_count(const JsonNode& n) { return static_cast<std::uint64_t>(n.as_int(0, kMaxCount)); }
 
 Json layer_to_json(const LayerInfo& l) {
@@ -82,6 +85,7 @@ Json kernel_to_json(const Kernel& k) {
     if (k.gemm.batch != 1) j["gemm"]["batch"] = k.gemm.batch;
   }
   if (k.params > 0) j["params"] = k.params;
+  if (k.parameterless_modules > 0) j["parameterless_modules"] = k.parameterless_modules;
   if (k.measured_s > 0) j["measured_s"] = k.measured_s;
   if (k.reduction_bytes > 0) j["reduction_bytes"] = k.reduction_bytes;
   return j;
@@ -94,7 +98,8 @@ GemmShape gemm_from_json(const JsonNode& node) {
 }
 
 Kernel kernel_from_json(const JsonNode& node) {
-  node.only_keys({"name", "kind", "flops", "bytes", "reduction_bytes", "output_elements", "gemm", "params", "measured_s"});
+  node.only_keys({"name", "kind", "flops", "bytes", "reduction_bytes", "output_elements", "gemm", "params",
+                  "parameterless_modules", "measured_s"});
   Kernel k;
   k.name = node.at("name").as_string();
   k.kind = node.at("kind").as_choice(
@@ -113,6 +118,7 @@ Kernel kernel_from_json(const JsonNode& node) {
     node.at("gemm").fail("only GEMM kernels have a shape");
   }
   if (node.has("params")) k.params = as_count(node.at("params"));
+  k.parameterless_modules = static_cast<int>(node.get_int("parameterless_modules", 0, 0, kMaxModulesPerKernel));
   if (node.has("measured_s")) {
     k.measured_s = node.at("measured_s").as_positive();
     if (k.measured_s > kMaxMeasuredKernelSeconds) node.at("measured_s").fail("a kernel of more than an hour is not a measurement");

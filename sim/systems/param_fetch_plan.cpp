@@ -14,11 +14,13 @@ namespace {
 using workloads::OpKind;
 using Granularity = ParamFetchSettings::Granularity;
 
-// A use before planning: which sub-module, how big.
+// A use before planning: which sub-module, how big; a hook gathers none (module kHook).
+constexpr std::size_t kHook = static_cast<std::size_t>(-1);
 struct Step {
   std::size_t op, kernel, module;
   std::uint64_t params;
   int micro_step;
+  bool hook() const { return module == kHook; }
 };
 
 // The sub-modules each op uses, in order.  Forward and recompute meet a layer's sub-modules in the
@@ -46,6 +48,7 @@ class SubModules {
       }
       std::size_t k = 0;
       for (std::size_t j = 0; j < kernels.size(); ++j) {
+        for (int h = 0; h < kernels[j].parameterless_modules; ++h) steps.push_back({i, j, kHook, 0, op.micro_step});
         if (kernels[j].params == 0) continue;
         const std::size_t ordinal = op.kind == OpKind::Backward ? count - 1 - k : k;
         steps.push_back({i, j, id(op.layer, static_cast<int>(ordinal), kernels[j].params), kernels[j].params,
@@ -83,6 +86,7 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
   {
     std::vector<std::size_t> seen(modules.count(), end);
     for (std::size_t u = end; u-- > begin;) {
+      if (steps[u].hook()) continue;
       next_use[u - begin] = seen[steps[u].module];
       seen[steps[u].module] = u;
     }
@@ -100,10 +104,15 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
 
   double live_params = 0;
   std::size_t queue = begin;  // the next use the prefetcher has not passed
+  auto skip_hooks = [&] {
+    while (queue < end && steps[queue].hook()) ++queue;
+  };
   for (std::size_t u = begin; u < end; ++u) {
+    const bool hook = steps[u].hook();
     const std::size_t m = steps[u].module;
-    if (!live[m]) live_params += static_cast<double>(gather(u, {m}));
-    if (fetched_for[m] < static_cast<long long>(u)) {  // the queue's front is this use: pass it
+    if (!hook && !live[m]) live_params += static_cast<double>(gather(u, {m}));
+    if (!hook && fetched_for[m] < static_cast<long long>(u)) {  // the queue's front is this use: pass it
+      skip_hooks();
       fetched_for[steps[queue].module] = static_cast<long long>(queue);
       ++queue;
     }
@@ -113,7 +122,9 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
     std::vector<std::size_t> batch;
     std::size_t first_use = 0;
     double batched = 0;
-    while (s.prefetch_bucket_size > 0 && queue < end && batched < budget) {
+    while (s.prefetch_bucket_size > 0 && batched < budget) {
+      skip_hooks();
+      if (queue == end) break;
       const std::size_t next = steps[queue].module;
       fetched_for[next] = std::max(fetched_for[next], static_cast<long long>(queue));
       if (!live[next] && std::find(batch.begin(), batch.end(), next) == batch.end()) {
@@ -127,8 +138,9 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
       live_params += static_cast<double>(gather(u, batch));
       plan.gathers.back().first_use = first_use;
     }
-    plan.uses.push_back({steps[u].op, steps[u].kernel, source[m]});
+    plan.uses.push_back({steps[u].op, steps[u].kernel, hook ? ParamUse::kNoGather : source[m]});
     plan.peak_live_params = std::max(plan.peak_live_params, static_cast<std::uint64_t>(live_params));
+    if (hook) continue;
     // Release after the sub-module, unless the prefetcher passed a use of it beyond the next one,
     // or its next use comes within max_reuse_distance elements of uses.
     const std::size_t next = next_use[u - begin];
@@ -166,7 +178,7 @@ ParamFetchPlan plan_layers(const workloads::Trace& trace, int depth) {
 
 std::vector<std::string> ParamFetchSettings::keys() {
   return {"param_fetch", "max_live_parameters", "prefetch_bucket_size", "max_reuse_distance",
-          "param_persistence_threshold", "prefetch_layers"};
+          "param_persistence_threshold", "module_hooks", "prefetch_layers"};
 }
 
 ParamFetchSettings ParamFetchSettings::parse(const SystemEntry& entry) {
@@ -178,8 +190,11 @@ ParamFetchSettings ParamFetchSettings::parse(const SystemEntry& entry) {
     if (entry.has(key) && !allowed)
       entry.at(key).fail(std::string("\"") + key + "\" applies only with \"param_fetch\": \"" + policy + "\"");
   };
-  for (const char* key : {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold"})
+  for (const char* key :
+       {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold", "module_hooks"})
     only_with(key, !layer, "sub-module");
+  static const Choices<ModuleHooks> hooks = {{"all", ModuleHooks::All}, {"with-parameters", ModuleHooks::WithParameters}};
+  if (entry.has("module_hooks")) s.module_hooks = entry.at("module_hooks").as_choice(hooks, "module hooks");
   only_with("prefetch_layers", layer, "layer");
   // Bounds: counts of parameters a model can have (luwusim's traces hold up to 1e15).
   auto count = [&](const char* key, double dflt, bool positive) {
@@ -201,14 +216,17 @@ ParamFetchPlan plan_param_fetches(const workloads::Trace& trace, const ParamFetc
   SubModules modules(trace);
   std::vector<Step> steps = modules.steps();
   ParamFetchPlan plan;
-  // Persistent sub-modules never move: drop their uses.
+  // Persistent sub-modules never move: their uses gather nothing, a hook's or none.
+  const bool all_hooks = settings.module_hooks == ParamFetchSettings::ModuleHooks::All;
   std::vector<bool> counted(modules.count(), false);
-  std::erase_if(steps, [&](const Step& st) {
-    if (static_cast<double>(st.params) >= settings.param_persistence_threshold) return false;
+  for (Step& st : steps) {
+    if (st.hook() || static_cast<double>(st.params) >= settings.param_persistence_threshold) continue;
     if (!counted[st.module]) plan.persistent_params += st.params;
     counted[st.module] = true;
-    return true;
-  });
+    st.module = kHook;
+    st.params = 0;
+  }
+  if (!all_hooks) std::erase_if(steps, [](const Step& st) { return st.hook(); });
   for (std::size_t begin = 0; begin < steps.size();) {
     std::size_t end = begin;
     while (end < steps.size() && steps[end].micro_step == steps[begin].micro_step) ++end;

@@ -14,6 +14,11 @@
 //    luwusim's unit is the sub-module: a bias goes with its matrix, where DeepSpeed, deciding per
 //    tensor, would keep a small bias persistent; a tied embedding is two sub-modules (the
 //    embedding and the LM head), gathered for each.
+//    DeepSpeed hooks every module (parameter_offload.py _register_hooks_recursively), and the hook
+//    of one with nothing to gather (the block, the attention and activation modules, a persistent
+//    norm) runs the same fetch_sub_module: the compute stream waits for the all-gather stream and
+//    the coordinator prefetches (`module_hooks` "all", the default; "with-parameters": hooks only
+//    where a sub-module's parameters are gathered).  Such a hook is a use with no gather.
 //
 //  "layer": one unit per layer, `prefetch_layers` units ahead (PyTorch FSDP wrapping each
 //    transformer block, the ZeRO-3 paper's "prefetch layer l+1 while layer l computes"); a block's
@@ -34,6 +39,7 @@ namespace luwu::sim {
 
 struct ParamFetchSettings {
   enum class Granularity { SubModule, Layer } granularity = Granularity::SubModule;
+  enum class ModuleHooks { All, WithParameters } module_hooks = ModuleHooks::All;
   // sub-module: zero_optimization.stage3_* in DeepSpeed's config (defaults from
   // deepspeed/runtime/zero/config.py), in parameters (elements).
   double max_live_parameters = 1e9;
@@ -48,11 +54,14 @@ struct ParamFetchSettings {
   static ParamFetchSettings parse(const SystemEntry& entry);
 };
 
-// A kernel that needs a sub-module's parameters on the GPU before it runs.
+// A kernel that needs a sub-module's parameters on the GPU before it runs, or a hook of a module
+// with none to gather (gather == kNoGather) before it.
 struct ParamUse {
+  static constexpr std::size_t kNoGather = static_cast<std::size_t>(-1);
   std::size_t op = 0;
   std::size_t kernel = 0;  // index in the op's kernel list
   std::size_t gather = 0;  // the gather that brings them (index into ParamFetchPlan::gathers)
+  bool hook_only() const { return gather == kNoGather; }
 };
 
 // One coalesced all-gather.

@@ -1,7 +1,8 @@
 #pragma once
 // One rank's replay of a ParamFetchPlan (param_fetch_plan.hpp): an op's kernels run in order; when
 // a kernel that uses a sub-module comes, the gathers due then are issued, and the compute stream
-// waits until that sub-module's gather is done.
+// waits until that sub-module's gather is done.  A use that is a module's hook only (no gather of
+// its own) issues its prefetches and, with GatherWait::AllIssued, waits as any other.
 //
 // With GatherWait::AllIssued, as DeepSpeed's stage-3 coordinator does (0.9.3,
 // partitioned_param_coordinator.py fetch_sub_module: fetch the sub-module's own parameters, wait
@@ -53,7 +54,7 @@ class ParamFetchReplay {
         issued_[next_gather_] = issue_(next_gather_);
       const std::size_t before_prefetches = next_gather_;
       for (; due(next_use_); ++next_gather_) issued_[next_gather_] = issue_(next_gather_);
-      wait_for(use.gather);
+      if (!use.hook_only()) wait_for(use.gather);
       if (wait_ == GatherWait::AllIssued)
         for (; waited_ < before_prefetches; ++waited_)
           if (!issued_[waited_].gathered->done())

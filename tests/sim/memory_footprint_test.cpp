@@ -64,13 +64,20 @@ TEST_CASE("ZeRO-3 model state per GPU is 16 x params / N") {
   // Per layer (FSDP-style): two gathered blocks (current + one prefetched), params and grads, 2 B each.
   const Json per_layer{{"param_fetch", "layer"}};
   CHECK(memory_footprint(t, "zero3", 8, k40GB, per_layer).gpu_buffer_bytes == 2 * 2 * 2 * kBlockParams);
-  // Per sub-module (DeepSpeed's defaults): the live budget of 1e9 parameters lets one module of
-  // ~0.6e9 be prefetched beside the current one.  The most live at once: the last block's FFN-down
-  // (4h^2 + h) with the LM-head matrix (50257 h) prefetched beside it (FFN-up and -down, 2 (4h^2 +
-  // h), are fewer).  The norms (2h each, under 1e5) stay on every GPU; the largest layer's
-  // gradient is written whole before its reduce-scatter.
-  const std::uint64_t peak_live = 4 * kH * kH + kH + 50257 * kH;
+  // Per sub-module, hooked only where parameters are gathered: the live budget of 1e9 parameters
+  // lets one module of ~0.6e9 be prefetched beside the current one.  The most live at once: the
+  // last block's FFN-down (4h^2 + h) with the LM-head matrix (50257 h) prefetched beside it (FFN-up
+  // and -down, 2 (4h^2 + h), are fewer).  The norms (2h each, under 1e5) stay on every GPU; the
+  // largest layer's gradient is written whole before its reduce-scatter.
   const std::uint64_t norms = (2 * 96 + 1) * 2 * kH;
+  const Json with_parameters{{"module_hooks", "with-parameters"}};
+  const std::uint64_t peak_one_ahead = 4 * kH * kH + kH + 50257 * kH;
+  CHECK(memory_footprint(t, "zero3", 8, k40GB, with_parameters).gpu_buffer_bytes ==
+        2 * (peak_one_ahead + norms + kBlockParams));
+  // DeepSpeed's defaults, every module hooked: the block's and its norm's hooks prefetch
+  // attention-out (h^2 + h) and FFN-up (4h^2 + 4h) while QKV is live, and attention-out's use
+  // prefetches FFN-down (4h^2 + h) before attention-out is released: 9h^2 + 6h live at once.
+  const std::uint64_t peak_live = 9 * kH * kH + 6 * kH;
   CHECK(f8.gpu_buffer_bytes == 2 * (peak_live + norms + kBlockParams));
 }
 

@@ -41,11 +41,22 @@ std::uint64_t params_used_by_ops(const Trace& t) {
 // GPT-3's LayerNorms (2h each): two per block and the final one, all under 1e5 parameters.
 std::uint64_t norm_params(const Trace& t) { return (2 * t.model.layers + 1) * 2 * static_cast<std::uint64_t>(t.model.hidden); }
 
+// GPU 0's all-gathers and kernels on the timeline, in order.
+std::pair<std::vector<TrackSpan>, std::vector<TrackSpan>> gathers_and_kernels(const luwu::Json& timeline) {
+  std::vector<TrackSpan> gathers, kernels;
+  for (const auto& c : track_spans(timeline, "gpu0", "collectives"))
+    if (c.name.rfind("all-gather", 0) == 0) gathers.push_back(c);
+  for (const auto& c : track_spans(timeline, "gpu0", "compute"))
+    if (c.category == "compute") kernels.push_back(c);
+  return {gathers, kernels};
+}
+
 }  // namespace
 
 TEST_CASE("without prefetch or reuse, each sub-module use gathers its own parameters when it comes") {
   const Trace t = gpt3_trace("gpt3-125m", 2);
   ParamFetchSettings s;
+  s.module_hooks = ParamFetchSettings::ModuleHooks::WithParameters;  // no use without a gather
   s.param_persistence_threshold = 0;
   s.max_reuse_distance = 0;
   SUBCASE("no prefetch bucket") { s.prefetch_bucket_size = 0; }
@@ -67,7 +78,9 @@ TEST_CASE("with DeepSpeed's defaults, a model under max_reuse_distance gathers e
   // GPT-3 125M: forward to backward of a sub-module spans fewer than 1e9 parameters of uses, so
   // nothing is released before its last use, and the norms (1536 < 1e5) never move.
   const Trace t = gpt3_trace("gpt3-125m", 2);
-  const auto plan = sim::plan_param_fetches(t, {});
+  ParamFetchSettings s;
+  s.module_hooks = ParamFetchSettings::ModuleHooks::WithParameters;  // nothing runs before the embedding
+  const auto plan = sim::plan_param_fetches(t, s);
   CHECK(plan.persistent_params == norm_params(t));
   std::uint64_t per_step = 0;  // each layer's params_used, the tied matrix in the embedding and the head
   for (const auto& l : t.layers) per_step += l.params_used;
@@ -149,11 +162,7 @@ TEST_CASE("DeepSpeed's coordinator: the compute stream waits for every gather is
   auto r = sim::simulate_system(synthetic_trace(4, 40'000'000, 1e9), topo, sim::hardware_of(topo),
                                 *make_system("zero3", {{"param_fetch", "layer"}, {"prefetch_layers", 2}}), options);
   REQUIRE(r.feasible);
-  std::vector<TrackSpan> gathers, kernels;
-  for (const auto& c : track_spans(r.timeline, "gpu0", "collectives"))
-    if (c.name.rfind("all-gather", 0) == 0) gathers.push_back(c);
-  for (const auto& c : track_spans(r.timeline, "gpu0", "compute"))
-    if (c.category == "compute") kernels.push_back(c);
+  const auto [gathers, kernels] = gathers_and_kernels(r.timeline);
   REQUIRE(gathers.size() == 8);  // forward and backward, one gather per layer each
   REQUIRE(kernels.size() == 8);
   const double tick_s = 1e-6;  // the timeline's unit
@@ -164,4 +173,72 @@ TEST_CASE("DeepSpeed's coordinator: the compute stream waits for every gather is
     CHECK(kernels[k].start_s >= gathers[k + 1].end_s - tick_s);
   }
   CHECK(kernels.back().start_s >= gathers.back().end_s - tick_s);
+}
+
+TEST_CASE("every module's hook is a use: those without a gather of their own, counted from the module tree") {
+  // GPT-3 125M, recompute on, 2 micro-steps.  Per micro-step: the causal-LM, model and decoder
+  // modules before the embedding (3); per block in forward, in recompute and in backward, the
+  // block, the attention module, the activation and the two persistent norms (1536 < 1e5
+  // parameters) (5 each); the head's persistent final norm in forward (1) and in backward, with the
+  // causal-LM module before the cross entropy and the model and decoder before the norm (4).
+  const Trace t = gpt3_trace("gpt3-125m", 2);
+  const auto plan = sim::plan_param_fetches(t, {});
+  std::size_t hooks = 0;
+  for (const auto& u : plan.uses) hooks += u.hook_only() ? 1 : 0;
+  const std::size_t per_step = 3 + 12 * 3 * 5 + 1 + 4;
+  CHECK(hooks == 2 * per_step);
+  // The first hook (the causal-LM module's) finds the embedding's parameters not yet gathered and
+  // prefetches them, so none of the iteration's gathers is issued at its own use.
+  CHECK(plan.uses[0].hook_only());
+  CHECK(plan.gathers[0].issued_at == 0);
+  CHECK(plan.gathers[0].first_use == 3);
+  int on_demand = 0;
+  for (const auto& g : plan.gathers) on_demand += g.issued_at == g.first_use ? 1 : 0;
+  CHECK(on_demand == 0);
+  // The same modules gathered as without those hooks (they change when, not what).
+  ParamFetchSettings with_parameters;
+  with_parameters.module_hooks = ParamFetchSettings::ModuleHooks::WithParameters;
+  CHECK(gathered(plan) == gathered(sim::plan_param_fetches(t, with_parameters)));
+}
+
+TEST_CASE("DeepSpeed's coordinator: a module without parameters waits for the gathers issued before its hook") {
+  // One block of two sub-modules A and B (40M parameters each, tiny GEMMs) with a module without
+  // parameters between them (an activation), prefetching one sub-module ahead.  A's use gathers A
+  // and prefetches B, and A's kernel runs beside B's gather.  With every module hooked, the
+  // activation's hook makes the compute stream wait for the all-gather stream: its kernel starts
+  // only once B's gather is done.  Hooked only where parameters are gathered, it runs beside it.
+  using workloads::OpKind;
+  Trace t = synthetic_trace(1, 80'000'000, 3e9);
+  workloads::Kernel a = t.kernel_lists[0][0], act = a, b = a;
+  a.name = "a";
+  a.flops = b.flops = act.flops = 1e9;
+  a.params = b.params = 40'000'000;
+  act.name = "act";
+  act.parameterless_modules = 1;
+  b.name = "b";
+  t.kernel_lists = {{a, act, b}};
+  auto topo = star(2);
+  sim::SimulationOptions options;
+  options.record_timeline = true;
+  for (const char* hooks : {"all", "with-parameters"}) {
+    CAPTURE(hooks);
+    auto r = sim::simulate_system(t, topo, sim::hardware_of(topo),
+                                  *make_system("zero3", {{"module_hooks", hooks},
+                                                         {"prefetch_bucket_size", 1},
+                                                         {"max_reuse_distance", 0},
+                                                         {"param_persistence_threshold", 0}}),
+                                  options);
+    REQUIRE(r.feasible);
+    const auto [gathers, kernels] = gathers_and_kernels(r.timeline);
+    REQUIRE(kernels.size() == 6);  // forward a, act, b; backward b, act, a
+    REQUIRE(gathers.size() >= 2);
+    const TrackSpan &gather_b = gathers[1], &kernel_act = kernels[1];
+    REQUIRE(gather_b.end_s - gather_b.start_s > 10 * (kernels[0].end_s - kernels[0].start_s));
+    const double tick_s = 1e-6;  // the timeline's unit
+    if (std::string(hooks) == "all") {
+      CHECK(kernel_act.start_s >= gather_b.end_s - tick_s);
+    } else {
+      CHECK(kernel_act.end_s < gather_b.end_s);
+    }
+  }
 }

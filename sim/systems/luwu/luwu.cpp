@@ -147,11 +147,15 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
       if (entry.has("param_persistence_threshold"))
         entry.at("param_persistence_threshold")
             .fail("luwu's workers keep no persistent parameters: every sub-module is streamed");
+      if (entry.has("module_hooks"))
+        entry.at("module_hooks").fail("luwu's workers run no per-module hooks: its SmartNIC streams the sub-modules");
       s.sub_module_fetch = fetch;
       s.sub_module_fetch->param_persistence_threshold = 0;
+      s.sub_module_fetch->module_hooks = ParamFetchSettings::ModuleHooks::WithParameters;
     }
   } else {
-    for (const char* key : {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold"})
+    for (const char* key :
+         {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold", "module_hooks"})
       if (entry.has(key))
         entry.at(key).fail(std::string("\"") + key + "\" applies only with \"param_fetch\": \"sub-module\"");
     s.prefetch = PrefetchSettings::parse(entry);
