@@ -596,6 +596,7 @@ ABLATION_NAMES = {
     "zero-infinity-async-gradient-copies": "ZeRO-Inf.\nasync\ngradient\ncopies",
     "zero-infinity-async-shard-copies": "ZeRO-Inf.\nasync\nshard\ncopies",
     "zero-infinity-async-copies": "ZeRO-Inf.\nall copies\nasync",
+    "zero-infinity-parameter-hooks-only": "ZeRO-Inf.\nhooks only\nwith params",
 }
 
 

@@ -75,6 +75,7 @@ VARIANT_NAMES = {
     "async-gradient-copies": " + asynchronous gradient copies",
     "async-shard-copies": " + asynchronous shard copies",
     "async-copies": " + every copy asynchronous",
+    "parameter-hooks-only": " + hooks only where parameters are gathered",
     "warmup": " (warm-up stage)",
     "compressed": " (compression stage)",
     "heartbeats": " (switch-aggregated heartbeats)",
