@@ -17,7 +17,7 @@ namespace {
 
 struct Dims {
   double T, b, s, h, a, kv, f, V, e;
-  bool swiglu, fused_attention, biases;
+  bool swiglu, fused_attention, biases, separate_qkv;
   int score_passes;
   std::uint64_t norm_params;
   double t;           // tensor-parallel GPUs: the split regions' widths are / t
@@ -145,8 +145,13 @@ std::vector<Kernel> block_forward(const Dims& d) {
   Kernel attention_norm = elementwise("attention-norm", norm_bytes, d.T_whole * d.h, norm_bytes);
   Kernel ffn_norm = elementwise("ffn-norm", d.e * 5 * d.T_whole * d.h, d.T_whole * d.h, norm_bytes);
   attention_norm.params = ffn_norm.params = d.norm_params;
-  std::vector<Kernel> out{attention_norm,
-                          with_params(gemm("qkv", d.T, qkv / d.t, d.h, d.e), d.h * (qkv / d.t), qkv / d.t, d.biases)};
+  std::vector<Kernel> out{attention_norm};
+  if (d.separate_qkv) {  // q_proj, k_proj, v_proj: the fused GEMM's columns as three GEMMs
+    for (const auto& [name, width] : {std::pair{"q", d.h}, std::pair{"k", d.kv}, std::pair{"v", d.kv}})
+      out.push_back(with_params(gemm(name, d.T, width / d.t, d.h, d.e), d.h * (width / d.t), width / d.t, d.biases));
+  } else {
+    out.push_back(with_params(gemm("qkv", d.T, qkv / d.t, d.h, d.e), d.h * (qkv / d.t), qkv / d.t, d.biases));
+  }
   if (d.fused_attention) {
     out.push_back(fused_attention(d));
   } else {
@@ -200,7 +205,7 @@ std::size_t index_of(const std::vector<Kernel>& kernels, const std::string& name
 
 // A block's parameterless modules, as Hugging Face's decoder layers nest them.
 std::vector<ModuleSpan> block_modules(const std::vector<Kernel>& f, const Dims& d) {
-  std::vector<ModuleSpan> spans{{0, f.size() - 1}, {index_of(f, "qkv"), index_of(f, "attention-out")}};
+  std::vector<ModuleSpan> spans{{0, f.size() - 1}, {index_of(f, d.separate_qkv ? "q" : "qkv"), index_of(f, "attention-out")}};
   if (d.experts > 0) {
     spans.push_back({index_of(f, "router"), index_of(f, d.fs > 0 ? "shared-add" : "combine")});
   } else {
@@ -243,6 +248,7 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.fused_attention = t.memory_efficient_attention;
   d.score_passes = t.attention_score_passes;
   d.biases = m.biases;
+  d.separate_qkv = m.separate_qkv;
   d.norm_params = norm_params(m);
   d.t = tp.tensor;
   d.T_whole = tp.sequence_parallel ? d.T / d.t : d.T;

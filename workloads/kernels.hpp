@@ -6,7 +6,8 @@
 // A transformer block's forward (and its recompute), T = micro_batch x seq_len tokens, elements
 // of `e` bytes (the training dtype):
 //   attention-norm  elementwise  LayerNorm/RMSNorm: reads and writes T x h
-//   qkv             GEMM         T x h by h x (h + 2 kv)
+//   qkv             GEMM         T x h by h x (h + 2 kv); with separate projections
+//                                (ModelConfig::separate_qkv) three GEMMs, q (h x h), k and v (h x kv)
 //   attention       fused (memory-efficient): one attention kernel, 4 b s^2 h FLOPs (the
 //                   accounting's), moving Q, K, V and its output.  Unfused, as PyTorch runs it:
 //     attention-scores   batched GEMM  Q K^T, a b GEMMs of s x d_head by d_head x s
@@ -42,7 +43,7 @@
 // score passes (1 of them); their backward scales them as it scales the kernel.  The embedding is a gather forward and a scatter-add backward (3 T x h
 // elements, no FLOPs); the head is the final norm, the LM-head GEMM T x h by h x V and the fused
 // cross entropy, which reads and writes the fp32 logits (4 T V bytes each way).
-// Sub-modules with parameters (Kernel::params): the two norms (gain, and bias for LayerNorm), QKV,
+// Sub-modules with parameters (Kernel::params): the two norms (gain, and bias for LayerNorm), QKV (or q, k, v),
 // attention-out, FFN up and down (matrix + bias where the model has biases; every expert's, and
 // the router), the embedding table
 // (with learned positions), the final norm and the LM-head matrix (tied or not: the head uses it).

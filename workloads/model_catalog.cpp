@@ -24,10 +24,11 @@ const char* const kMegatron =
 const char* const kOpt =
     "OPT paper, Zhang et al. 2022 (arXiv 2205.01068) table 1; vocabulary 50272, context 2048, FFN 4h, tied "
     "embeddings (the 2 offset rows of OPT's position table are not counted); OPT's ReLU FFN is counted as "
-    "GELU (same parameters and FLOPs)";
+    "GELU (same parameters and FLOPs); q, k and v projected separately, as Hugging Face's OPTAttention does";
 const char* const kLuwuCustom =
     "LuWu paper (arXiv 2409.00918, revision 'DisDP') experimental setup: OPT architecture with the "
-    "paper's blocks, heads and hidden size; OPT's vocabulary 50272, context 2048 and FFN 4h";
+    "paper's blocks, heads and hidden size; OPT's vocabulary 50272, context 2048 and FFN 4h; q, k and v "
+    "projected separately, as Hugging Face's OPTAttention does";
 const char* const kLlama2 =
     "LLaMA 2 paper, Touvron et al. 2023 (arXiv 2307.09288) table 1 and the released configs; vocabulary 32000, "
     "context 4096, SwiGLU, RMSNorm, rotary positions, no biases, untied LM head";
@@ -54,6 +55,13 @@ ModelConfig entry(const char* name, int layers, int hidden, int heads, int kv_he
 // A mixture of experts: `experts` FFNs of width ffn per block, `per_token` of them per token;
 // fine-grained (DeepSeekMoE): experts of width `expert_ffn`, `shared` of them always active, the
 // first `dense` blocks dense with the entry's ffn.
+// Hugging Face's OPTAttention projects q, k and v as three modules (q_proj, k_proj, v_proj), as
+// the LuWu paper's OPT-architecture models run under DeepSpeed.
+ModelConfig separate_qkv(ModelConfig m) {
+  m.separate_qkv = true;
+  return m;
+}
+
 ModelConfig with_experts(ModelConfig m, int experts, int per_token, int expert_ffn = 0, int shared = 0, int dense = 0) {
   m.experts = experts;
   m.experts_per_token = per_token;
@@ -80,17 +88,17 @@ const std::map<std::string, ModelConfig>& catalog() {
         entry("megatron-39.1b", 48, 8192, 64, 64, 32768, Gelu, 51200, 2048, true, LayerNorm, Learned, true, kMegatron),
         entry("megatron-76.1b", 60, 10240, 80, 80, 40960, Gelu, 51200, 2048, true, LayerNorm, Learned, true, kMegatron),
         entry("megatron-145.6b", 80, 12288, 96, 96, 49152, Gelu, 51200, 2048, true, LayerNorm, Learned, true, kMegatron),
-        entry("opt-1.3b", 24, 2048, 32, 32, 8192, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt),
-        entry("opt-2.7b", 32, 2560, 32, 32, 10240, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt),
-        entry("opt-6.7b", 32, 4096, 32, 32, 16384, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt),
-        entry("opt-13b", 40, 5120, 40, 40, 20480, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt),
-        entry("opt-30b", 48, 7168, 56, 56, 28672, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt),
-        entry("opt-66b", 64, 9216, 72, 72, 36864, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt),
+        separate_qkv(entry("opt-1.3b", 24, 2048, 32, 32, 8192, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt)),
+        separate_qkv(entry("opt-2.7b", 32, 2560, 32, 32, 10240, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt)),
+        separate_qkv(entry("opt-6.7b", 32, 4096, 32, 32, 16384, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt)),
+        separate_qkv(entry("opt-13b", 40, 5120, 40, 40, 20480, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt)),
+        separate_qkv(entry("opt-30b", 48, 7168, 56, 56, 28672, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt)),
+        separate_qkv(entry("opt-66b", 64, 9216, 72, 72, 36864, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kOpt)),
         // The LuWu paper's own OPT-architecture shapes (random weights).
-        entry("custom-175b", 96, 12288, 96, 96, 49152, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kLuwuCustom),
-        entry("custom-276b", 112, 14336, 112, 112, 57344, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kLuwuCustom),
-        entry("custom-505b", 124, 18432, 144, 144, 73728, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kLuwuCustom),
-        entry("custom-1.0t", 172, 22016, 172, 172, 88064, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kLuwuCustom),
+        separate_qkv(entry("custom-175b", 96, 12288, 96, 96, 49152, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kLuwuCustom)),
+        separate_qkv(entry("custom-276b", 112, 14336, 112, 112, 57344, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kLuwuCustom)),
+        separate_qkv(entry("custom-505b", 124, 18432, 144, 144, 73728, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kLuwuCustom)),
+        separate_qkv(entry("custom-1.0t", 172, 22016, 172, 172, 88064, Gelu, 50272, 2048, true, LayerNorm, Learned, true, kLuwuCustom)),
         entry("llama2-7b", 32, 4096, 32, 32, 11008, SwiGlu, 32000, 4096, false, RmsNorm, Rotary, false, kLlama2),
         entry("llama2-13b", 40, 5120, 40, 40, 13824, SwiGlu, 32000, 4096, false, RmsNorm, Rotary, false, kLlama2),
         // Grouped-query attention: 8 key/value heads.

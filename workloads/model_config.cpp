@@ -50,7 +50,7 @@ bool repeats_catalog_entry(const JsonNode& node, const std::string& name) {
 ModelConfig model_from_json(const JsonNode& node) {
   node.only_keys({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn_kind", "vocab", "max_seq",
                   "tied_embeddings", "norm", "position_embedding", "biases", "experts", "experts_per_token",
-                  "expert_ffn_hidden", "shared_experts", "dense_layers", "source"});
+                  "expert_ffn_hidden", "shared_experts", "dense_layers", "qkv_projections", "source"});
   ModelConfig m;
   m.name = node.has("name") ? node.at("name").as_string() : "custom";
   if (m.name.empty()) node.at("name").fail("the name must not be empty");
@@ -81,6 +81,8 @@ ModelConfig model_from_json(const JsonNode& node) {
                 .as_choice(choices_by_name({PositionEmbedding::Learned, PositionEmbedding::Rotary}), "position embedding")
           : PositionEmbedding::Learned;
   m.biases = node.get_bool("biases", true);
+  if (node.has("qkv_projections"))
+    m.separate_qkv = node.at("qkv_projections").as_choice(Choices<bool>{{"fused", false}, {"separate", true}}, "QKV projections");
   m.source = node.get_string("source", "");
   if (node.has("experts") != node.has("experts_per_token"))
     node.fail(std::string("a mixture of experts needs both \"experts\" and \"experts_per_token\", found only \"") +
@@ -126,6 +128,7 @@ Json model_to_json(const ModelConfig& m) {
   j["norm"] = to_string(m.norm);
   j["position_embedding"] = to_string(m.position_embedding);
   j["biases"] = m.biases;
+  if (m.separate_qkv) j["qkv_projections"] = "separate";
   if (m.moe()) {
     j["experts"] = m.experts;
     j["experts_per_token"] = m.experts_per_token;

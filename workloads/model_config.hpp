@@ -42,6 +42,11 @@ struct ModelConfig {
   int expert_ffn_hidden = 0;
   int shared_experts = 0;
   int dense_layers = 0;
+  // The attention's input projections as three modules, q, k and v (Hugging Face's OPT and LLaMA:
+  // q_proj, k_proj, v_proj), or one fused QKV (Megatron-LM, GPT-NeoX); JSON "qkv_projections":
+  // "separate" or "fused" (the default).  The same FLOPs and parameters either way; a system that
+  // gathers per module (ZeRO-3) gathers three.
+  bool separate_qkv = false;
 
   bool moe() const { return experts > 0; }
   // Each routed (and shared) expert's inner width.

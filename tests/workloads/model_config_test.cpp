@@ -101,6 +101,17 @@ TEST_CASE("an inline model: defaults describe a GPT-style model") {
   CHECK(model_from_json(JsonNode(again, "again.json")) == m);
 }
 
+TEST_CASE("qkv_projections: fused by default, separate as Hugging Face's OPT projects them") {
+  CHECK_FALSE(parse(R"({"layers": 2, "hidden": 64, "heads": 4, "vocab": 100, "max_seq": 32})").separate_qkv);
+  ModelConfig m = parse(R"({"layers": 2, "hidden": 64, "heads": 4, "vocab": 100, "max_seq": 32, "qkv_projections": "separate"})");
+  CHECK(m.separate_qkv);
+  Json again = model_to_json(m);
+  CHECK(again.at("qkv_projections") == "separate");
+  CHECK(model_from_json(JsonNode(again, "again.json")).separate_qkv);
+  CHECK_THROWS_AS(parse(R"({"layers": 2, "hidden": 64, "heads": 4, "vocab": 100, "max_seq": 32, "qkv_projections": "split"})"),
+                  InputError);
+}
+
 TEST_CASE("an inline SwiGLU model with grouped-query attention") {
   ModelConfig m = parse(R"({"layers": 2, "hidden": 64, "heads": 8, "kv_heads": 2, "ffn_hidden": 160,
       "ffn_kind": "swiglu", "vocab": 100, "max_seq": 32, "tied_embeddings": false, "norm": "rmsnorm",

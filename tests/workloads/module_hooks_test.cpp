@@ -35,7 +35,7 @@ int total(const std::map<std::string, int>& m) {
 TEST_CASE("an OPT block: the block, the attention module and the activation begin at their first kernel") {
   const auto f = modules_by_kernel("opt-1.3b", LayerKind::Transformer, OpKind::Forward);
   CHECK(f.at("attention-norm") == 1);  // the decoder layer, then its norm (which has parameters)
-  CHECK(f.at("qkv") == 1);             // the attention module, then the projection
+  CHECK(f.at("q") == 1);               // the attention module, then q_proj
   CHECK(f.at("activation") == 1);
   CHECK(total(f) == 3);
   // Recompute replays the forward, hooks included.
@@ -67,4 +67,30 @@ TEST_CASE("the causal-LM, model and decoder modules: three begin at the embeddin
   CHECK(b.at("cross-entropy backward") == 1);  // the loss is the causal-LM module's output
   CHECK(b.at("final-norm backward") == 2);     // the decoder's output is the final norm's
   CHECK(total(b) == 3);
+}
+
+TEST_CASE("OPT projects q, k and v as three modules: the fused QKV's FLOPs and parameters in three GEMMs") {
+  TrainingConfig t;
+  t.micro_batch = 2;
+  t.seq_len = 128;
+  ModelConfig opt = *find_catalog_model("opt-1.3b");
+  REQUIRE(opt.separate_qkv);
+  ModelConfig fused = opt;
+  fused.separate_qkv = false;
+  auto kernels = [&](const ModelConfig& m) {
+    std::map<std::string, Kernel> out;
+    for (const auto& k : layer_kernels(m, t, LayerKind::Transformer, OpKind::Forward)) out[k.name] = k;
+    return out;
+  };
+  const auto three = kernels(opt), one = kernels(fused);
+  CHECK(one.count("q") == 0);
+  CHECK(three.count("qkv") == 0);
+  const double h = 2048, T = 2 * 128;
+  for (const char* name : {"q", "k", "v"}) {
+    CAPTURE(name);
+    CHECK(three.at(name).flops == doctest::Approx(2 * T * h * h));
+    CHECK(three.at(name).params == static_cast<std::uint64_t>(h * h + h));  // matrix and bias
+  }
+  CHECK(three.at("q").flops + three.at("k").flops + three.at("v").flops == doctest::Approx(one.at("qkv").flops));
+  CHECK(three.at("q").params + three.at("k").params + three.at("v").params == one.at("qkv").params);
 }

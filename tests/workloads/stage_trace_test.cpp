@@ -155,7 +155,9 @@ TEST_CASE("stage parameters x tensor summed over stages: the model's plus the re
 
 TEST_CASE("the kernels of a tensor-parallel block: Megatron's column and row splits") {
   const double T = 2 * 1024, h = 12288;
-  const Trace t = generate_stage_trace(custom_175b(), training(2, 1024, 1, false), layout(8, 16), 3);
+  ModelConfig fused = custom_175b();  // Megatron projects Q, K and V in one GEMM
+  fused.separate_qkv = false;
+  const Trace t = generate_stage_trace(fused, training(2, 1024, 1, false), layout(8, 16), 3);
   const TraceOp& fwd = t.ops[2];  // after the activation's receive and the all-gather of its split
   REQUIRE(fwd.kind == OpKind::Forward);
   const auto& k = t.kernels_of(fwd);
@@ -168,6 +170,10 @@ TEST_CASE("the kernels of a tensor-parallel block: Megatron's column and row spl
   CHECK(k[2].gemm == GemmShape{1024, 1024, 128, 2 * 12});
   CHECK(k[4].gemm == GemmShape{1024, 128, 1024, 2 * 12});
   CHECK(k[2].flops + k[4].flops == doctest::Approx(4 * 2 * 1024.0 * 1024 * h / 8).epsilon(1e-15));
+  // The catalog's Custom-175B projects them as Hugging Face's OPT does: q, k and v, each column-parallel.
+  const auto& hf = generate_stage_trace(custom_175b(), training(2, 1024, 1, false), layout(8, 16), 3);
+  const auto& hk = hf.kernels_of(hf.ops[2]);
+  for (std::size_t i : {1, 2, 3}) CHECK(hk[i].gemm == GemmShape{2048, 12288 / 8, 12288});
   for (const auto& op : t.ops) {
     double flops = 0;
     u64 params = 0;
@@ -177,7 +183,7 @@ TEST_CASE("the kernels of a tensor-parallel block: Megatron's column and row spl
     if (is_comm(op)) CHECK(t.kernels_of(op).empty());
   }
   // Sequence parallel: the norms run on s / 8 of the sequence.
-  const Trace sp = generate_stage_trace(custom_175b(), training(2, 1024, 1, false), layout(8, 16, true), 3);
+  const Trace sp = generate_stage_trace(fused, training(2, 1024, 1, false), layout(8, 16, true), 3);
   CHECK(sp.kernels_of(sp.ops[1])[0].output_elements == T * h / 8);
 }
 
