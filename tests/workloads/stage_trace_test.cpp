@@ -171,7 +171,7 @@ TEST_CASE("the kernels of a tensor-parallel block: Megatron's column and row spl
   CHECK(k[4].gemm == GemmShape{1024, 128, 1024, 2 * 12});
   CHECK(k[2].flops + k[4].flops == doctest::Approx(4 * 2 * 1024.0 * 1024 * h / 8).epsilon(1e-15));
   // The catalog's Custom-175B projects them as Hugging Face's OPT does: q, k and v, each column-parallel.
-  const auto& hf = generate_stage_trace(custom_175b(), training(2, 1024, 1, false), layout(8, 16), 3);
+  const Trace hf = generate_stage_trace(custom_175b(), training(2, 1024, 1, false), layout(8, 16), 3);
   const auto& hk = hf.kernels_of(hf.ops[2]);
   for (std::size_t i : {1, 2, 3}) CHECK(hk[i].gemm == GemmShape{2048, 12288 / 8, 12288});
   for (const auto& op : t.ops) {
