@@ -21,8 +21,6 @@ constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
 // As model_config.cpp: at most 2^58 parameters, so 16 bytes of state each still count in uint64.
 constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 58;
 
-// A kernel's measured time: at most an hour (a longer one is a unit slip, e.g. microseconds as seconds).
-
 // Modules nested around one kernel: a bound that no real module tree reaches.
 constexpr std::int64_t kMaxModulesPerKernel = 64;
 
