@@ -91,15 +91,42 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
       seen[steps[u].module] = u;
     }
   }
+  // NVMe (nvme_param_buffers > 0): which shards hold a pinned buffer, since which use, and the
+  // gathers issued and not yet waited for by their own use (the coordinator's in-flight registry).
+  // A sub-module under nvme_min_swapped_params stays in host memory: it needs no buffer.
+  auto swapped = [&](std::size_t m) {
+    return s.nvme_param_buffers > 0 && modules.params(m) >= s.nvme_min_swapped_params;
+  };
+  std::vector<bool> buffered(modules.count(), false);
+  std::vector<std::size_t> read_at(modules.count(), 0);
+  std::vector<bool> in_flight(modules.count(), false);
+  int buffers_used = 0;
   auto gather = [&](std::size_t at, const std::vector<std::size_t>& which) {
     ParamGather g{at, at, 0};
     for (std::size_t m : which) {
       g.params += modules.params(m);
       live[m] = true;
+      in_flight[m] = true;
       source[m] = plan.gathers.size();
+      if (!swapped(m)) continue;
+      g.nvme_params += modules.params(m);
+      if (!buffered[m]) {  // read now, synchronously (only a sub-module's own fetch gets here)
+        buffered[m] = true;
+        ++buffers_used;
+        plan.peak_nvme_buffers = std::max(plan.peak_nvme_buffers, buffers_used);
+        read_at[m] = at;
+        g.read_on_demand = true;
+      }
+      g.read_at = std::max(g.read_at, read_at[m]);
     }
+    if (g.read_on_demand) g.read_at = at;
     plan.gathers.push_back(g);
     return g.params;
+  };
+  auto release = [&](std::size_t m) {
+    live[m] = false;
+    if (buffered[m]) --buffers_used;
+    buffered[m] = false;
   };
 
   double live_params = 0;
@@ -111,6 +138,7 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
     const bool hook = steps[u].hook();
     const std::size_t m = steps[u].module;
     if (!hook && !live[m]) live_params += static_cast<double>(gather(u, {m}));
+    if (!hook) in_flight[m] = false;  // its own use waits for it
     if (!hook && fetched_for[m] < static_cast<long long>(u)) {  // the queue's front is this use: pass it
       skip_hooks();
       fetched_for[steps[queue].module] = static_cast<long long>(queue);
@@ -126,6 +154,7 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
       skip_hooks();
       if (queue == end) break;
       const std::size_t next = steps[queue].module;
+      if (swapped(next) && !live[next] && !buffered[next]) break;  // its shard is still on NVMe
       fetched_for[next] = std::max(fetched_for[next], static_cast<long long>(queue));
       if (!live[next] && std::find(batch.begin(), batch.end(), next) == batch.end()) {
         if (batch.empty()) first_use = queue;
@@ -138,6 +167,26 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
       live_params += static_cast<double>(gather(u, batch));
       plan.gathers.back().first_use = first_use;
     }
+    // Read shards ahead from the queue's front, up to twice the elements in flight, while buffers
+    // last (a buffer is taken when the read is issued).
+    if (s.nvme_param_buffers > 0 && s.prefetch_bucket_size > 0) {
+      double flying = 0, considered = 0;
+      for (std::size_t k = 0; k < modules.count(); ++k) flying += in_flight[k] ? static_cast<double>(modules.params(k)) : 0;
+      int reads = 0;
+      for (std::size_t q = queue; q < end; ++q) {
+        if (steps[q].hook()) continue;
+        if (considered > 2 * flying || reads >= s.nvme_param_buffers - buffers_used) break;
+        const std::size_t p = steps[q].module;
+        if (swapped(p) && !live[p] && !buffered[p]) {
+          buffered[p] = true;
+          read_at[p] = u;
+          ++reads;
+        }
+        considered += static_cast<double>(modules.params(p));
+      }
+      buffers_used += reads;
+      plan.peak_nvme_buffers = std::max(plan.peak_nvme_buffers, buffers_used);
+    }
     plan.uses.push_back({steps[u].op, steps[u].kernel, hook ? ParamUse::kNoGather : source[m]});
     plan.peak_live_params = std::max(plan.peak_live_params, static_cast<std::uint64_t>(live_params));
     if (hook) continue;
@@ -147,7 +196,7 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
     const bool reused_soon =
         next < end && before[next - begin] - before[u + 1 - begin] < s.max_reuse_distance;
     if (fetched_for[m] <= static_cast<long long>(u + 1) && !reused_soon) {
-      live[m] = false;
+      release(m);
       live_params -= static_cast<double>(modules.params(m));
     }
   }
@@ -212,10 +261,25 @@ ParamFetchSettings ParamFetchSettings::parse(const SystemEntry& entry) {
 }
 
 ParamFetchPlan plan_param_fetches(const workloads::Trace& trace, const ParamFetchSettings& settings) {
-  if (settings.granularity == Granularity::Layer) return plan_layers(trace, settings.prefetch_layers);
   SubModules modules(trace);
   std::vector<Step> steps = modules.steps();
+  std::uint64_t largest = 0;
+  for (const Step& st : steps)
+    if (static_cast<double>(st.params) >= settings.param_persistence_threshold) largest = std::max(largest, st.params);
+  if (settings.granularity == Granularity::Layer) {
+    ParamFetchPlan layers = plan_layers(trace, settings.prefetch_layers);
+    layers.largest_partitioned_params = largest;
+    // Whole layers on NVMe (not DeepSpeed's way): each read when its gather is issued, no buffer budget.
+    if (settings.nvme_param_buffers > 0)
+      for (ParamGather& g : layers.gathers) {
+        g.nvme_params = g.params;
+        g.read_at = g.issued_at;
+        g.read_on_demand = true;
+      }
+    return layers;
+  }
   ParamFetchPlan plan;
+  plan.largest_partitioned_params = largest;
   // Persistent sub-modules never move: their uses gather nothing, a hook's or none.
   const bool all_hooks = settings.module_hooks == ParamFetchSettings::ModuleHooks::All;
   std::vector<bool> counted(modules.count(), false);

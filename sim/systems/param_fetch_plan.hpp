@@ -46,6 +46,19 @@ struct ParamFetchSettings {
   double prefetch_bucket_size = 5e7;
   double max_reuse_distance = 1e9;
   double param_persistence_threshold = 1e5;
+  // Parameters offloaded to NVMe (ZeRO-Infinity, offload_param "nvme"): the parameter swapper's
+  // pinned buffers (its buffer_count; 0: not on NVMe).  Each shard holds one from its read until
+  // its sub-module is released (partition_parameters.py _partition_param ->
+  // remove_partition_and_release_buffers); the coordinator prefetches no all-gather past a shard
+  // not yet read (fetch_sub_module: _is_currently_on_nvme) and, after each prefetch, reads shards
+  // from the front of its queue while free buffers last, up to twice the elements of the gathers
+  // in flight (__prefetch_nvme_param_partitions); a sub-module whose shard is unread when its own
+  // use comes is read there, synchronously (_ensure_availability_of_partitioned_params).  Set by
+  // the system, not a key of its own.
+  int nvme_param_buffers = 0;
+  // Sub-modules with fewer parameters are not swapped: their shard is under the swapper's
+  // min_aio_bytes and stays in host memory (partitioned_param_swapper.py swappable_tensor).
+  std::uint64_t nvme_min_swapped_params = 0;
   // layer
   int prefetch_layers = 1;
 
@@ -69,6 +82,12 @@ struct ParamGather {
   std::size_t issued_at = 0;  // issued when use `issued_at` comes, before its kernel runs
   std::size_t first_use = 0;  // the first use it serves (for labels)
   std::uint64_t params = 0;   // elements gathered (the whole parameters, not a shard)
+  // With nvme_param_buffers: the use after whose prefetches its shards' read was issued (the
+  // latest, where a coalesced gather's shards were read apart), or `issued_at` with `read_on_demand`
+  // when a shard was read only when the gather was issued.
+  std::size_t read_at = 0;
+  bool read_on_demand = false;
+  std::uint64_t nvme_params = 0;  // with nvme_param_buffers: of `params`, those whose shards are on NVMe
 };
 
 struct ParamFetchPlan {
@@ -76,6 +95,8 @@ struct ParamFetchPlan {
   std::vector<ParamGather> gathers;   // in issue order
   std::uint64_t peak_live_params = 0;   // most gathered or in flight at once (persistent ones apart)
   std::uint64_t persistent_params = 0;  // kept whole on every GPU
+  int peak_nvme_buffers = 0;            // with nvme_param_buffers: the most held at once
+  std::uint64_t largest_partitioned_params = 0;  // the largest sub-module not persistent
 };
 
 ParamFetchPlan plan_param_fetches(const workloads::Trace& trace, const ParamFetchSettings& settings);

@@ -40,6 +40,9 @@ class ParamFetchReplay {
         wait_(wait),
         issued_(plan.gathers.size()) {}
 
+  // Called at each use after its prefetches were issued (ZeRO-Infinity's reads of NVMe shards ahead).
+  void after_prefetches(std::function<void(std::size_t use)> f) { after_prefetches_ = std::move(f); }
+
   // Runs op `i`'s kernels, waiting for their parameters (ops must come in order).
   void compute(std::size_t i) {
     const auto& op = env_.trace().ops[i];
@@ -54,6 +57,7 @@ class ParamFetchReplay {
         issued_[next_gather_] = issue_(next_gather_);
       const std::size_t before_prefetches = next_gather_;
       for (; due(next_use_); ++next_gather_) issued_[next_gather_] = issue_(next_gather_);
+      if (after_prefetches_) after_prefetches_(next_use_);
       if (!use.hook_only()) wait_for(use.gather);
       if (wait_ == GatherWait::AllIssued)
         for (; waited_ < before_prefetches; ++waited_)
@@ -78,6 +82,7 @@ class ParamFetchReplay {
   RankEnv& env_;
   const ParamFetchPlan& plan_;
   std::function<Issued(std::size_t)> issue_;
+  std::function<void(std::size_t)> after_prefetches_;
   std::string what_;
   GatherWait wait_;
   std::vector<Issued> issued_;

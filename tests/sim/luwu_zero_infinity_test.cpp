@@ -164,10 +164,11 @@ TEST_CASE("zero-infinity: per worker, NVMe and PCIe traffic follow from its stat
   auto trace = synthetic_trace(layers, 40'000'000, 2e12);
   // Per layer, parameters are fetched for forward and again for backward.  With DeepSpeed's
   // defaults, a model of 2.4e8 parameters is within max_reuse_distance (1e9) of its backward, so
-  // each layer is fetched once (the synthetic trace names no sub-modules: a layer is one).
+  // each layer is fetched once (the synthetic trace names no sub-modules: a layer is one).  Kept
+  // for backward, each of the 6 holds one of the parameter swapper's buffers: 6, not the default 5.
   sim::SystemResult r;
   for (const auto& [settings, fetches] : {std::pair{luwu::Json{{"param_fetch", "layer"}}, 2.0},
-                                          std::pair{luwu::Json::object(), 1.0}}) {
+                                          std::pair{luwu::Json{{"param_buffer_count", 6}}, 1.0}}) {
     CAPTURE(fetches);
     r = sim::simulate_system(trace, topo, hw, *make_system("zero-infinity", settings), {});
     REQUIRE(r.feasible);
@@ -189,6 +190,23 @@ TEST_CASE("zero-infinity: per worker, NVMe and PCIe traffic follow from its stat
   }
   // The optimizer step streams 30P/N bytes (16 read, 14 written) through each worker's one NVMe: at least its writes.
   CHECK(r.breakdown.exposed_optimizer_s >= 14 * params / n / hw.worker_host.ssds->write_Bps());
+}
+
+TEST_CASE("zero-infinity: parameter shards under the swapper's min_aio_bytes stay in host memory") {
+  // 6 layers of 2M parameters on 4 workers: 500,000-element shards, 1 MB in bf16, under 1 MiB, so
+  // DeepSpeed keeps them in host memory (swappable_tensor): the NVMe reads only the optimizer
+  // step's 16 B per parameter of the shard; of 2.2M parameters per layer, 550,000-element shards swap.
+  const int n = 4, layers = 6;
+  auto topo = star(n);
+  for (const auto& [p, swapped] : {std::pair{2'000'000.0, false}, std::pair{2'200'000.0, true}}) {
+    CAPTURE(p);
+    auto trace = synthetic_trace(layers, static_cast<std::uint64_t>(p), 2e10);
+    auto r = sim::simulate_system(trace, topo, sim::hardware_of(topo),
+                                  *make_system("zero-infinity", {{"param_buffer_count", 6}}), {});
+    REQUIRE(r.feasible);
+    const double params = layers * p;
+    CHECK(storage(r, "nvme0-0:read") == doctest::Approx((swapped ? 2 : 0) * params / n + 16 * params / n).scale(0));
+  }
 }
 
 TEST_CASE("zero-infinity: each micro-step's gradient partition goes to the host and back, the fp32 copy once per iteration") {
@@ -457,6 +475,51 @@ TEST_CASE("zero-infinity: the swappers' pinned buffers count in the worker host'
   CHECK(make_system("zero-infinity", {{"offload", "dram"}})->memory_footprint(trace, 2, 40e9).worker_ssd_bytes == 0);
 }
 
+TEST_CASE("zero-infinity: a parameter shard must fit one of the swapper's buffers, and the buffers held at once must exist") {
+  // DeepSpeed 0.9.3's parameter swapper (partitioned_param_swapper.py): get_buffer asserts a
+  // shard has fewer elements than buffer_size (deepspeedai/DeepSpeed issue 3506), swap_in that a
+  // buffer is free (issue 3062).  4 layers of 300M parameters on 2 workers: 150M-element shards.
+  auto hw = sim::hardware_of(star(2));
+  hw.worker_host.dram.capacity_bytes = 1e12;
+  REQUIRE(hw.worker_host.ssds);
+  hw.worker_host.ssds->device.capacity_bytes = 1e12;
+  auto trace = synthetic_trace(4, 300'000'000, 1e12);
+  const std::string problem = make_system("zero-infinity")->fit(trace, hw).problem;
+  CHECK(problem.find("150000000 elements") != std::string::npos);
+  CHECK(problem.find("param_buffer_size 100000000") != std::string::npos);
+  CHECK_FALSE(make_system("zero-infinity", {{"param_buffer_size", 150'000'000}})->fit(trace, hw).runs());
+  CHECK(make_system("zero-infinity", {{"param_buffer_size", 150'000'001}})->fit(trace, hw).runs());
+  CHECK(make_system("zero-infinity", {{"param_buffer_size", "fit"}})->fit(trace, hw).runs());
+  CHECK(make_system("zero-infinity", {{"offload", "dram"}})->fit(trace, hw).runs());  // no swapper
+  // "fit": 5 buffers of 150M + 1 elements x 2 B, beside the optimizer swapper's 4 x 600M x 4 B.
+  sim::ZeroInfinitySettings fit;
+  fit.swapper.param_buffer_fits_shard = true;
+  CHECK(sim::param_buffer_elements(fit, trace, 2) == 150'000'001ull);
+  CHECK(sim::pinned_buffer_bytes(fit, trace, 2) == 4 * 600'000'000ull * 4 + 5 * 150'000'001ull * 2);
+
+  // A sub-module kept for its reuse holds its buffer (param_fetch_plan_test): A and B of 40M, one
+  // buffer, two needed at once.
+  auto small = synthetic_trace(1, 80'000'000, 3e9);
+  workloads::Kernel a = small.kernel_lists[0][0], act = a, b = a;
+  a.params = b.params = 40'000'000;
+  act.parameterless_modules = 1;
+  small.kernel_lists = {{a, act, b}};
+  const std::string count = make_system("zero-infinity", {{"param_buffer_count", 1}})->fit(small, hw).problem;
+  CHECK(count.find("needs 2 pinned buffers") != std::string::npos);
+  CHECK(count.find("param_buffer_count is 1") != std::string::npos);
+  CHECK(make_system("zero-infinity", {{"param_buffer_count", 2}})->fit(small, hw).runs());
+
+  // A shard swaps when it reaches min_aio_bytes = max(1 MiB, aio block): 524,288 bf16 elements, so
+  // on 4 workers a sub-module of more than 524,287 x 4 parameters; with 4 MiB blocks 2,097,152.
+  sim::ZeroInfinitySettings zi;
+  CHECK(sim::swapper_fetch_settings(zi, trace, 4).nvme_min_swapped_params == 524'287ull * 4 + 1);
+  CHECK(sim::swapper_fetch_settings(zi, trace, 4).nvme_param_buffers == 5);
+  zi.swapper.aio_block_size_bytes = 4 * 1048576;
+  CHECK(sim::swapper_fetch_settings(zi, trace, 4).nvme_min_swapped_params == 2'097'151ull * 4 + 1);
+  zi.offload = sim::ZeroInfinitySettings::Tier::Dram;
+  CHECK(sim::swapper_fetch_settings(zi, trace, 4).nvme_param_buffers == 0);
+}
+
 TEST_CASE("zero-infinity's swapper settings: defaults, the old name of sub_group_size, bounds at their JSON path") {
   auto parse_error = [](luwu::Json settings) -> std::string {
     try {
@@ -478,6 +541,8 @@ TEST_CASE("zero-infinity's swapper settings: defaults, the old name of sub_group
   CHECK(parse_error({{"pipeline_read", 1}}).find("$.systems[0].pipeline_read") != std::string::npos);
   CHECK(parse_error({{"optimizer_buffer_count", 0}}).find("$.systems[0].optimizer_buffer_count") != std::string::npos);
   CHECK(parse_error({{"param_buffer_size", 1.5}}).find("$.systems[0].param_buffer_size") != std::string::npos);
+  CHECK(parse_error({{"param_buffer_size", "auto"}}).find("$.systems[0].param_buffer_size") != std::string::npos);
+  CHECK(parse_error({{"param_buffer_size", "fit"}}).empty());
   CHECK(parse_error({{"aio_queue_depth", 8}, {"aio_block_size", 4096}, {"pipeline_write", true}}).empty());
   CHECK(parse_error({{"nvme_layout", "raid"}}).find("$.systems[0].nvme_layout") != std::string::npos);
   CHECK(parse_error({{"offload", "dram"}, {"nvme_layout", "split"}}).find("$.systems[0].nvme_layout") != std::string::npos);

@@ -242,3 +242,98 @@ TEST_CASE("DeepSpeed's coordinator: a module without parameters waits for the ga
     }
   }
 }
+
+namespace {
+
+// One layer: sub-module A (40M parameters), an activation module without parameters, sub-module B
+// (40M), each op one kernel of each.
+Trace two_sub_modules_around_an_activation() {
+  Trace t = synthetic_trace(1, 80'000'000, 3e9);
+  workloads::Kernel a = t.kernel_lists[0][0], act = a, b = a;
+  a.name = "a";
+  b.name = "b";
+  act.name = "act";
+  a.params = b.params = 40'000'000;
+  act.parameterless_modules = 1;
+  t.kernel_lists = {{a, act, b}};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("parameters on NVMe: no all-gather is prefetched past a shard not yet read, and reads wait for buffers") {
+  // DeepSpeed 0.9.3 with offload_param "nvme": a sub-module A, an activation (a module without
+  // parameters), a sub-module B, prefetching one sub-module ahead.  At A's use A's shard is read on
+  // demand; the prefetch stops at B (its shard is still on NVMe) and B's shard is read after it
+  // (__prefetch_nvme_param_partitions) if a buffer is free.  With 5 buffers B is read at A's use
+  // and prefetched at the activation's hook; with 1 (A holds it until released after its use) B is
+  // read at the hook and gathered only at its own use.  Off NVMe, B is prefetched at A's use.
+  const Trace t = two_sub_modules_around_an_activation();
+  ParamFetchSettings s;
+  s.prefetch_bucket_size = 1;
+  s.max_reuse_distance = 0;
+  s.param_persistence_threshold = 0;
+  auto forward_gathers = [&](int buffers) {
+    s.nvme_param_buffers = buffers;
+    const auto plan = sim::plan_param_fetches(t, s);
+    REQUIRE(plan.uses.size() >= 3);
+    CHECK(plan.uses[1].hook_only());
+    REQUIRE(plan.gathers.size() >= 2);
+    CHECK(plan.gathers[0].issued_at == 0);
+    CHECK(plan.gathers[1].first_use == 2);
+    return std::make_pair(plan.gathers[0], plan.gathers[1]);
+  };
+  const auto [a0, b0] = forward_gathers(0);
+  CHECK(b0.issued_at == 0);
+  CHECK_FALSE(a0.read_on_demand);
+  const auto [a5, b5] = forward_gathers(5);
+  CHECK(a5.read_on_demand);
+  CHECK(b5.issued_at == 1);
+  CHECK(b5.read_at == 0);
+  CHECK_FALSE(b5.read_on_demand);
+  const auto [a1, b1] = forward_gathers(1);
+  CHECK(a1.read_on_demand);
+  CHECK(b1.issued_at == 2);
+  CHECK(b1.read_at == 1);
+  CHECK_FALSE(b1.read_on_demand);
+}
+
+TEST_CASE("parameters on NVMe: a sub-module kept for its reuse holds its buffer, so its neighbour's read needs another") {
+  // Sub-modules A, an activation, B, in forward and again in backward.  With reuse allowed (a
+  // max_reuse_distance above the 80M elements between A's uses) A is not released after its
+  // forward use and keeps its swap buffer (DeepSpeed releases a buffer only when the parameter is
+  // partitioned again, partition_parameters.py _partition_param).  With one buffer B's shard cannot
+  // be read ahead and is read at B's own use, the second buffer held at once: DeepSpeed's swap_in
+  // asserts there.  With two, B is read ahead at A's use; without reuse, A's buffer is free again
+  // before B's read, and one buffer is all it takes.
+  const Trace t = two_sub_modules_around_an_activation();
+  ParamFetchSettings s;
+  s.prefetch_bucket_size = 1;
+  s.param_persistence_threshold = 0;
+  auto peak = [&](int buffers, double reuse) {
+    s.nvme_param_buffers = buffers;
+    s.max_reuse_distance = reuse;
+    return sim::plan_param_fetches(t, s).peak_nvme_buffers;
+  };
+  CHECK(peak(1, 1e12) == 2);
+  CHECK(peak(2, 1e12) == 2);
+  CHECK(peak(1, 0) == 1);
+  CHECK(peak(5, 0) == 2);  // B read ahead at A's use, before A's release
+  CHECK(peak(0, 1e12) == 0);  // not on NVMe: no buffers
+  CHECK(sim::plan_param_fetches(t, s).largest_partitioned_params == 40'000'000);
+  // Shards under the swapper's min_aio_bytes stay in host memory: sub-modules under
+  // nvme_min_swapped_params take no buffer, read nothing and stop no prefetch (B is gathered at
+  // A's use, as off NVMe).
+  s.nvme_param_buffers = 1;
+  s.max_reuse_distance = 1e12;
+  s.nvme_min_swapped_params = 40'000'001;
+  const auto host = sim::plan_param_fetches(t, s);
+  CHECK(host.peak_nvme_buffers == 0);
+  REQUIRE(host.gathers.size() >= 2);
+  CHECK(host.gathers[1].issued_at == 0);
+  for (const auto& g : host.gathers) CHECK(g.nvme_params == 0);
+  s.nvme_min_swapped_params = 40'000'000;
+  const auto swapped = sim::plan_param_fetches(t, s);
+  CHECK(swapped.peak_nvme_buffers == 2);
+  CHECK(swapped.gathers[0].nvme_params == 40'000'000);
+}

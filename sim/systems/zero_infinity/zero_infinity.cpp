@@ -67,7 +67,9 @@ SwapDrives swap_drives(SwapperSettings::NvmeLayout layout, const std::vector<sim
 class ZeroInfinitySchedule : public Schedule {
  public:
   ZeroInfinitySchedule(const ZeroInfinitySettings& settings, ClusterEnv& env, const models::StatePlacement& placement)
-      : settings_(settings), plan_(plan_param_fetches(env.trace, settings.fetch)), placement_(placement) {
+      : settings_(settings),
+        plan_(plan_param_fetches(env.trace, swapper_fetch_settings(settings, env.trace, env.data_parallel_size()))),
+        placement_(placement) {
     if (settings.offload != Tier::Nvme) return;
     for (const auto& r : env.roles.ranks)
       if (r.nvme.empty())
@@ -105,30 +107,21 @@ class ZeroInfinitySchedule : public Schedule {
     const double element = workloads::bytes_per_element(trace.training.dtype);
     auto shard_bytes = [&](std::size_t g) { return static_cast<double>(plan_.gathers[g].params) * element / world; };
     auto gather_label = [&](std::size_t g) { return param_use_label(trace, plan_, plan_.gathers[g].first_use); };
-    // On NVMe, DeepSpeed's swapper reads shards ahead of the all-gathers
-    // (partitioned_param_coordinator.py, __prefetch_nvme_param_partitions): after each gather is
-    // issued, the following gathers' shards, up to twice the elements of the one in flight, into
-    // at most param_buffer_count pinned buffers.  It reads through the optimizer's aio queue.
+    // On NVMe, DeepSpeed's swapper reads shards ahead of the all-gathers where the plan says
+    // (ParamFetchSettings::nvme_param_buffers: __prefetch_nvme_param_partitions after each use's
+    // prefetches), or when the gather is issued if its shard was not read ahead.
     Stream swap_in_stream(gpu.name(), "param swap-in (nvme)", "io", gpu.host(), tl);
     std::vector<CompletionPtr> swapped_in(plan_.gathers.size());
     auto swap_in = [&](std::size_t g) {
-      if (!on_nvme || swapped_in[g]) return;
-      const double shard = shard_bytes(g);
+      if (!on_nvme || swapped_in[g] || plan_.gathers[g].nvme_params == 0) return;
+      const double shard = static_cast<double>(plan_.gathers[g].nvme_params) * element / world;
       swapped_in[g] = swap_in_stream.enqueue("param swap-in " + gather_label(g), [&env, &drives, shard, this] {
         read_striped(drives.params, shard, env.cluster.traffic, param_policy_.read_rate_cap_Bps);
       });
     };
     CompletionPtr last_gathered = completed();
     ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
-      swap_in(g);
-      const double in_flight = static_cast<double>(plan_.gathers[g].params);
-      double considered = 0;
-      for (std::size_t h = g + 1, n = 0; h < plan_.gathers.size() && considered <= 2 * in_flight &&
-                                         n < static_cast<std::size_t>(settings_.swapper.param_buffer_count);
-           ++h, ++n) {
-        swap_in(h);
-        considered += static_cast<double>(plan_.gathers[h].params);
-      }
+      swap_in(g);  // read on demand, unless read ahead
       const double shard = shard_bytes(g);
       const double bytes = shard * world;
       const std::string label = gather_label(g);
@@ -153,6 +146,15 @@ class ZeroInfinitySchedule : public Schedule {
       checkpoints.fetch_back(plan_.uses[plan_.gathers[g].first_use].op);
       return issued;
     }, "all-gather", ParamFetchReplay::GatherWait::AllIssued);
+    // The reads ahead, at the uses the plan issues them.
+    std::vector<std::vector<std::size_t>> read_ahead(plan_.uses.size());
+    if (on_nvme)
+      for (std::size_t g = 0; g < plan_.gathers.size(); ++g)
+        if (plan_.gathers[g].nvme_params > 0 && !plan_.gathers[g].read_on_demand)
+          read_ahead[plan_.gathers[g].read_at].push_back(g);
+    replay.after_prefetches([&](std::size_t use) {
+      for (std::size_t g : read_ahead[use]) swap_in(g);
+    });
 
     // With the optimizer on NVMe, DeepSpeed swaps each fp32 gradient partition out to NVMe in
     // backward (stage3.py partition_grads -> optimizer_swapper.swap_out_gradients) and the step
@@ -311,6 +313,7 @@ class ZeroInfinity : public System {
                           buffers + checkpoints, dram);
     const double have = hw.worker_host.ssds ? hw.worker_host.ssds->capacity_bytes() : 0;
     if (state > have) return does_not_fit("a worker server's NVMe", state, have);
+    if (const std::string p = swap_buffer_problem(trace, hw.workers); !p.empty()) return p;
     if (settings_.swapper.nvme_layout == SwapperSettings::NvmeLayout::Split && hw.worker_host.ssds) {
       const models::SsdArray& ssds = *hw.worker_host.ssds;
       const auto drives = swap_drive_counts(settings_.swapper.nvme_layout, ssds.count);
@@ -323,6 +326,28 @@ class ZeroInfinity : public System {
       if (state - params > optimizer_drives)
         return does_not_fit("the optimizer swapper's SSDs (nvme_layout \"split\")", state - params, optimizer_drives);
     }
+    return "";
+  }
+
+  // DeepSpeed's parameter swapper (partitioned_param_swapper.py) has param_buffer_count pinned
+  // buffers of param_buffer_size elements: a shard must fit one (get_buffer asserts "More elements
+  // than buffer size" when the model is partitioned), and the shards read at once must not need
+  // more buffers than there are (swap_in asserts "Not enough buffers").  One buffer per sub-module:
+  // its biases and norms, under param_persistence_threshold, stay whole on the GPU.
+  std::string swap_buffer_problem(const workloads::Trace& trace, int workers) const {
+    const ParamFetchPlan plan = plan_param_fetches(trace, swapper_fetch_settings(settings_, trace, workers));
+    const std::uint64_t shard = largest_param_shard(settings_, trace, workers);
+    const std::uint64_t buffer = param_buffer_elements(settings_, trace, workers);
+    if (shard >= buffer)
+      return fmt::format("does not run: the largest parameter shard ({} elements, 1/{} of a sub-module's {}) does not fit "
+                         "one of the parameter swapper's buffers (param_buffer_size {}); DeepSpeed asserts when it "
+                         "partitions the model: raise param_buffer_size (or give \"fit\")",
+                         shard, workers, plan.largest_partitioned_params, buffer);
+    if (plan.peak_nvme_buffers > settings_.swapper.param_buffer_count)
+      return fmt::format("does not run: the parameter swapper needs {} pinned buffers at once (a shard holds one from "
+                         "its read until its sub-module is released) but param_buffer_count is {}; DeepSpeed's "
+                         "swap_in asserts \"Not enough buffers\": raise param_buffer_count",
+                         plan.peak_nvme_buffers, settings_.swapper.param_buffer_count);
     return "";
   }
 
@@ -392,14 +417,37 @@ OutOfCorePolicy swapper_policy(const SwapperSettings& s, const models::SsdArray&
   return p;
 }
 
+ParamFetchSettings swapper_fetch_settings(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
+  ParamFetchSettings f = s.fetch;
+  if (s.offload != ZeroInfinitySettings::Tier::Nvme) return f;
+  f.nvme_param_buffers = s.swapper.param_buffer_count;
+  // DeepSpeed swaps a shard of at least min_aio_bytes = max(1 MiB, aio.block_size)
+  // (partitioned_param_swapper.py, MIN_AIO_BYTES): a sub-module swaps when ceil(P / workers)
+  // elements reach that, i.e. P > (that - 1) x workers.
+  const double element = workloads::bytes_per_element(trace.training.dtype);
+  const auto min_shard = static_cast<std::uint64_t>(std::ceil(std::max(1048576.0, s.swapper.aio_block_size_bytes) / element));
+  f.nvme_min_swapped_params = (min_shard - 1) * static_cast<std::uint64_t>(workers) + 1;
+  return f;
+}
+
+std::uint64_t largest_param_shard(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
+  return shard_params(plan_param_fetches(trace, swapper_fetch_settings(s, trace, workers)).largest_partitioned_params,
+                      workers);
+}
+
+std::uint64_t param_buffer_elements(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
+  if (s.swapper.param_buffer_fits_shard) return largest_param_shard(s, trace, workers) + 1;
+  return static_cast<std::uint64_t>(s.swapper.param_buffer_size);
+}
+
 std::uint64_t pinned_buffer_bytes(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
   if (s.offload != ZeroInfinitySettings::Tier::Nvme) return 0;
   const std::uint64_t shard = shard_params(trace.total_params(), workers);
   const auto fp32 = static_cast<std::uint64_t>(4);
   const auto param_element = static_cast<std::uint64_t>(workloads::bytes_per_element(trace.training.dtype));
   return static_cast<std::uint64_t>(s.swapper.optimizer_buffer_count) * largest_sub_group(s.swapper, shard) * fp32 +
-         static_cast<std::uint64_t>(s.swapper.param_buffer_count) *
-             static_cast<std::uint64_t>(s.swapper.param_buffer_size) * param_element;
+         static_cast<std::uint64_t>(s.swapper.param_buffer_count) * param_buffer_elements(s, trace, workers) *
+             param_element;
 }
 
 std::uint64_t host_gradient_bytes(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
@@ -448,7 +496,13 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   w.pipeline_write = settings.get_bool("pipeline_write", false);
   w.optimizer_buffer_count = static_cast<int>(settings.get_int("optimizer_buffer_count", 4, 1, 1024));
   w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
-  w.param_buffer_size = static_cast<double>(settings.get_int("param_buffer_size", 100000000, 1, 1000000000000ll));
+  if (settings.has("param_buffer_size") && settings.at("param_buffer_size").is_string()) {
+    if (settings.at("param_buffer_size").as_string() != "fit")
+      settings.at("param_buffer_size").fail("expected a number of elements or \"fit\"");
+    w.param_buffer_fits_shard = true;
+  } else {
+    w.param_buffer_size = static_cast<double>(settings.get_int("param_buffer_size", 100000000, 1, 1000000000000ll));
+  }
   if (entry.has("nvme_layout"))
     w.nvme_layout = entry.at("nvme_layout").as_choice(
         Choices<SwapperSettings::NvmeLayout>{{"striped", SwapperSettings::NvmeLayout::Striped},
