@@ -19,6 +19,7 @@ struct Dims {
   double T, b, s, h, a, kv, f, V, e;
   bool swiglu, fused_attention, biases, separate_qkv;
   int score_passes;
+  int layout_copies;
   std::uint64_t norm_params;
   double t;           // tensor-parallel GPUs: the split regions' widths are / t
   double T_whole;     // tokens of the tensors outside them: T, or T / t with sequence parallelism
@@ -70,12 +71,17 @@ Kernel fused_attention(const Dims& d) {
 
 // The elementwise passes over the attention scores, one kernel (its backward moves 3 of its 2 tensors).
 constexpr const char* kScorePasses = "attention-softmax";
+// The layout copies beside an unfused attention, one kernel (its backward copies as many back).
+constexpr const char* kLayoutCopies = "attention-layout";
 
 // Unfused attention on this GPU's a / t heads: Q K^T, the passes over the scores, scores x V.
 std::vector<Kernel> unfused_attention(const Dims& d) {
   const double heads = d.a / d.t, head_dim = d.h / d.a, batch = d.b * heads;
   const double scores = batch * d.s * d.s;
-  std::vector<Kernel> out{gemm("attention-scores", d.s, d.s, head_dim, d.e, batch)};
+  std::vector<Kernel> out;
+  if (d.layout_copies > 0)
+    out.push_back(elementwise(kLayoutCopies, d.e * 2 * d.layout_copies * d.T * (d.h / d.t), d.T * (d.h / d.t)));
+  out.push_back(gemm("attention-scores", d.s, d.s, head_dim, d.e, batch));
   // One pass is the softmax, a row reduction; the others (mask, clamp, dropout) stream.
   if (d.score_passes > 0)
     out.push_back(elementwise(kScorePasses, d.e * 2 * d.score_passes * scores, scores, d.e * 2 * scores));
@@ -181,7 +187,7 @@ std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& 
         Kernel k = *it;
         k.name += " backward";
         // A pass over the scores reads its saved tensor and the gradient and writes one: 3 of its 2.
-        const double scale = it->name == kScorePasses ? 1.5 : 2;
+        const double scale = it->name == kScorePasses ? 1.5 : it->name == kLayoutCopies ? 1 : 2;
         k.bytes = scale * it->bytes;
         k.reduction_bytes = scale * it->reduction_bytes;
         out.push_back(k);
@@ -247,6 +253,7 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.swiglu = m.ffn_kind == FfnKind::SwiGlu;
   d.fused_attention = t.memory_efficient_attention;
   d.score_passes = t.attention_score_passes;
+  d.layout_copies = t.attention_layout_copies;
   d.biases = m.biases;
   d.separate_qkv = m.separate_qkv;
   d.norm_params = norm_params(m);

@@ -10,6 +10,8 @@
 //                                (ModelConfig::separate_qkv) three GEMMs, q (h x h), k and v (h x kv)
 //   attention       fused (memory-efficient): one attention kernel, 4 b s^2 h FLOPs (the
 //                   accounting's), moving Q, K, V and its output.  Unfused, as PyTorch runs it:
+//     attention-layout   elementwise   attention_layout_copies copies of T x h tensors (HF's q
+//                                      scaling, per-head transposes), each read and written once
 //     attention-scores   batched GEMM  Q K^T, a b GEMMs of s x d_head by d_head x s
 //     attention-softmax  elementwise   attention_score_passes passes over the a b s^2 scores, each
 //                                      reading and writing them (mask, softmax, dropout)

@@ -102,6 +102,9 @@ void validate_training(const ModelConfig& model, const TrainingConfig& t) {
   if (t.attention_score_passes < 0 || t.attention_score_passes > kMaxAttentionScorePasses)
     throw std::invalid_argument("attention score passes must be in [0, " + std::to_string(kMaxAttentionScorePasses) +
                                 "], got " + std::to_string(t.attention_score_passes));
+  if (t.attention_layout_copies < 0 || t.attention_layout_copies > kMaxAttentionLayoutCopies)
+    throw std::invalid_argument("attention layout copies must be in [0, " + std::to_string(kMaxAttentionLayoutCopies) +
+                                "], got " + std::to_string(t.attention_layout_copies));
   if (t.seq_len > model.max_seq)
     throw std::invalid_argument("sequence length " + std::to_string(t.seq_len) + " exceeds " + model.name +
                                 "'s max_seq " + std::to_string(model.max_seq));

@@ -36,6 +36,7 @@ inline constexpr int kMaxMicroBatch = 1 << 20;
 inline constexpr int kMaxSeqLen = 1 << 24;
 inline constexpr int kMaxGradAccum = 1 << 20;
 inline constexpr int kMaxAttentionScorePasses = 16;
+inline constexpr int kMaxAttentionLayoutCopies = 16;
 inline constexpr double kMaxExpertCapacityFactor = 64;
 
 struct TrainingConfig {
@@ -55,6 +56,13 @@ struct TrainingConfig {
   // (transformers 4.2x) makes 3: the mask add, the clamp at finfo.min and the softmax (OPT's
   // attention dropout is 0, which PyTorch skips).  Ignored with memory-efficient attention.
   int attention_score_passes = 2;
+  // Without it, the copies of T x h/t tensors an unfused attention makes beside its GEMMs, each
+  // reading and writing one (backward: as many).  0: Megatron-LM's batched GEMMs read the heads
+  // strided.  Hugging Face's OPTAttention (transformers 4.2x) makes 5: q_proj's output scaled
+  // (`* self.scaling`), q, k and v made contiguous per head (`_shape`: view, transpose(1, 2),
+  // contiguous) and the context reshaped back (transpose(1, 2), reshape).  Ignored with
+  // memory-efficient attention.
+  int attention_layout_copies = 0;
   // Mixture-of-experts models only: the rows each expert's GEMMs run, as a multiple of the balanced
   // share T x experts_per_token / experts.  1: routing assumed balanced and no token padded or
   // dropped (dropless MoE, e.g. MegaBlocks); c > 1: a fixed expert capacity of c times the share,

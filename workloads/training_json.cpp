@@ -9,7 +9,7 @@ namespace luwu::workloads {
 
 TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model) {
   node.only_keys({"micro_batch", "seq_len", "grad_accum", "recompute", "memory_efficient_attention",
-                 "attention_score_passes", "expert_capacity_factor", "dtype"});
+                 "attention_score_passes", "attention_layout_copies", "expert_capacity_factor", "dtype"});
   TrainingConfig t;
   t.micro_batch = static_cast<int>(node.at("micro_batch").as_int(1, kMaxMicroBatch));
   t.seq_len = static_cast<int>(node.get_int("seq_len", t.seq_len, 1, kMaxSeqLen));
@@ -24,6 +24,8 @@ TrainingConfig training_from_json(const JsonNode& node, const ModelConfig& model
   t.memory_efficient_attention = node.get_bool("memory_efficient_attention", t.memory_efficient_attention);
   t.attention_score_passes = static_cast<int>(
       node.get_int("attention_score_passes", t.attention_score_passes, 0, kMaxAttentionScorePasses));
+  t.attention_layout_copies = static_cast<int>(
+      node.get_int("attention_layout_copies", t.attention_layout_copies, 0, kMaxAttentionLayoutCopies));
   if (node.has("dtype")) t.dtype = node.at("dtype").as_choice(dtype_choices(), "dtype");
   if (node.has("expert_capacity_factor")) {
     if (!model.moe())
@@ -49,7 +51,8 @@ Json training_to_json(const TrainingConfig& t) {
               {"recompute", t.recompute},
               {"dtype", to_string(t.dtype)},
               {"memory_efficient_attention", t.memory_efficient_attention},
-              {"attention_score_passes", t.attention_score_passes}};
+              {"attention_score_passes", t.attention_score_passes},
+              {"attention_layout_copies", t.attention_layout_copies}};
   if (t.expert_capacity_factor != 1.0) j["expert_capacity_factor"] = t.expert_capacity_factor;  // MoE only
   return j;
 }

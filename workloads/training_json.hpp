@@ -8,6 +8,7 @@
 //    "recompute": true,                     default false
 //    "memory_efficient_attention": false,   default false
 //    "attention_score_passes": 2,           default 2; an integer in [0, 16] (training_config.hpp)
+//    "attention_layout_copies": 0,          default 0; an integer in [0, 16] (training_config.hpp)
 //    "dtype": "fp16"}                       default "fp16"; "fp16", "bf16" or "fp32"
 // Unknown keys are rejected.  Then validate_training (workloads/trace.hpp) applies what luwusim
 // can count for this model: activation bytes below 2^62 and at most kMaxTraceOps trace ops.  Errors are

@@ -393,6 +393,40 @@ TEST_CASE("memory-efficient attention drops the 5as^2b activation term and recom
   CHECK(t.layers.back() == p.layers.back());  // the head is unchanged
 }
 
+TEST_CASE("unfused attention: Hugging Face's layout copies are a setting, each T x h read and written once each way") {
+  // GPT-3 175B, 2 x 1024 tokens: OPTAttention's q scaling, q, k and v made contiguous per head and
+  // the context reshaped back: 5 copies of 2048 x 12288 elements, 2 bytes each, read and written.
+  const double tokens = 2 * 1024.0, h = 12288, e = 2;
+  TrainingConfig hf = training(2, 1024, 1, false);
+  hf.attention_layout_copies = 5;
+  Trace t = generate_trace(gpt3_175b(), hf);
+  const auto& fwd = t.kernels_of(t.ops[1]);
+  REQUIRE(fwd.size() > 3);
+  REQUIRE(fwd[2].name == "attention-layout");
+  CHECK(fwd[2].kind == KernelKind::Elementwise);
+  CHECK(fwd[3].name == "attention-scores");
+  CHECK(fwd[2].bytes == doctest::Approx(5 * 2 * e * tokens * h).epsilon(1e-12));
+  CHECK(fwd[2].flops == 0);
+  // Backward copies the gradients back (and scales dq): as many bytes, not an elementwise's twice.
+  const TraceOp* bwd = nullptr;
+  for (const auto& op : t.ops)
+    if (op.kind == OpKind::Backward && op.layer == 1) bwd = &op;
+  REQUIRE(bwd != nullptr);
+  double backward_bytes = -1;
+  for (const auto& k : t.kernels_of(*bwd))
+    if (k.name == "attention-layout backward") backward_bytes = k.bytes;
+  CHECK(backward_bytes == doctest::Approx(5 * 2 * e * tokens * h).epsilon(1e-12));
+  // Megatron's default (0) adds no kernel; memory-efficient attention none either; 17 is refused.
+  const Trace megatron = generate_trace(gpt3_175b(), training(2, 1024, 1, false));
+  CHECK(megatron.kernels_of(megatron.ops[1]).size() == fwd.size() - 1);
+  TrainingConfig fused = hf;
+  fused.memory_efficient_attention = true;
+  const Trace fused_trace = generate_trace(gpt3_175b(), fused);
+  for (const auto& k : fused_trace.kernels_of(fused_trace.ops[1])) CHECK(k.name != "attention-layout");
+  hf.attention_layout_copies = 17;
+  CHECK_THROWS_AS(generate_trace(gpt3_175b(), hf), std::invalid_argument);
+}
+
 TEST_CASE("unfused attention: the score passes are a setting, and backward is four batched GEMMs") {
   // GPT-3 175B, 2 x 1024 tokens: 2 x 96 = 192 score matrices of 1024 x 1024, 2 bytes each.
   const double scores = 2 * 96 * 1024.0 * 1024.0, e = 2;

@@ -60,7 +60,7 @@ TEST_CASE("only micro_batch is required, the rest default to one 2048-token fp16
 TEST_CASE("every field is read as written, and training_to_json writes what reads back equal") {
   const Json j = {{"micro_batch", 3},           {"seq_len", 512}, {"grad_accum", 5},
                   {"recompute", true},          {"dtype", "bf16"}, {"memory_efficient_attention", true},
-                  {"attention_score_passes", 3}};
+                  {"attention_score_passes", 3}, {"attention_layout_copies", 5}};
   const TrainingConfig t = read(j, *find_catalog_model("gpt3-125m"));
   CHECK(t.micro_batch == 3);
   CHECK(t.seq_len == 512);
@@ -68,6 +68,7 @@ TEST_CASE("every field is read as written, and training_to_json writes what read
   CHECK(t.recompute);
   CHECK(t.memory_efficient_attention);
   CHECK(t.attention_score_passes == 3);
+  CHECK(t.attention_layout_copies == 5);
   CHECK(t.dtype == DType::Bf16);
   CHECK(training_to_json(t) == j);
   CHECK(read(training_to_json(t), *find_catalog_model("gpt3-125m")) == t);
