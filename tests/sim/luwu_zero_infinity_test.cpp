@@ -508,6 +508,17 @@ TEST_CASE("zero-infinity: a parameter shard must fit one of the swapper's buffer
   CHECK(count.find("needs 2 pinned buffers") != std::string::npos);
   CHECK(count.find("param_buffer_count is 1") != std::string::npos);
   CHECK(make_system("zero-infinity", {{"param_buffer_count", 2}})->fit(small, hw).runs());
+  // "fit": from DeepSpeed's 5 up to what is held at once.  Six layers of 40M kept for their
+  // backward (within max_reuse_distance) hold 6; two sub-modules never more than 5.
+  auto six = synthetic_trace(6, 40'000'000, 2e12);
+  sim::ZeroInfinitySettings count_fit;
+  count_fit.swapper.param_buffer_count_fits = true;
+  CHECK(sim::swapper_fetch_settings(count_fit, six, 4).nvme_param_buffers == 6);
+  CHECK(sim::swapper_fetch_settings(count_fit, small, 2).nvme_param_buffers == 5);
+  CHECK_FALSE(make_system("zero-infinity")->fit(six, hw).runs());
+  CHECK(make_system("zero-infinity", {{"param_buffer_count", "fit"}})->fit(six, hw).runs());
+  // Its pinned bytes count the 6 buffers: 6 x 1e8 elements x 2 B beside the optimizer's 4 x 60M x 4 B.
+  CHECK(sim::pinned_buffer_bytes(count_fit, six, 4) == 4 * 60'000'000ull * 4 + 6 * 100'000'000ull * 2);
 
   // A shard swaps when it reaches min_aio_bytes = max(1 MiB, aio block): 524,288 bf16 elements, so
   // on 4 workers a sub-module of more than 524,287 x 4 parameters; with 4 MiB blocks 2,097,152.
@@ -543,6 +554,8 @@ TEST_CASE("zero-infinity's swapper settings: defaults, the old name of sub_group
   CHECK(parse_error({{"param_buffer_size", 1.5}}).find("$.systems[0].param_buffer_size") != std::string::npos);
   CHECK(parse_error({{"param_buffer_size", "auto"}}).find("$.systems[0].param_buffer_size") != std::string::npos);
   CHECK(parse_error({{"param_buffer_size", "fit"}}).empty());
+  CHECK(parse_error({{"param_buffer_count", "all"}}).find("$.systems[0].param_buffer_count") != std::string::npos);
+  CHECK(parse_error({{"param_buffer_count", "fit"}}).empty());
   CHECK(parse_error({{"aio_queue_depth", 8}, {"aio_block_size", 4096}, {"pipeline_write", true}}).empty());
   CHECK(parse_error({{"nvme_layout", "raid"}}).find("$.systems[0].nvme_layout") != std::string::npos);
   CHECK(parse_error({{"offload", "dram"}, {"nvme_layout", "split"}}).find("$.systems[0].nvme_layout") != std::string::npos);

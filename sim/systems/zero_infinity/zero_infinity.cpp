@@ -335,7 +335,8 @@ class ZeroInfinity : public System {
   // more buffers than there are (swap_in asserts "Not enough buffers").  One buffer per sub-module:
   // its biases and norms, under param_persistence_threshold, stay whole on the GPU.
   std::string swap_buffer_problem(const workloads::Trace& trace, int workers) const {
-    const ParamFetchPlan plan = plan_param_fetches(trace, swapper_fetch_settings(settings_, trace, workers));
+    const ParamFetchSettings fetch = swapper_fetch_settings(settings_, trace, workers);
+    const ParamFetchPlan plan = plan_param_fetches(trace, fetch);
     const std::uint64_t shard = largest_param_shard(settings_, trace, workers);
     const std::uint64_t buffer = param_buffer_elements(settings_, trace, workers);
     if (shard >= buffer)
@@ -343,11 +344,12 @@ class ZeroInfinity : public System {
                          "one of the parameter swapper's buffers (param_buffer_size {}); DeepSpeed asserts when it "
                          "partitions the model: raise param_buffer_size (or give \"fit\")",
                          shard, workers, plan.largest_partitioned_params, buffer);
-    if (plan.peak_nvme_buffers > settings_.swapper.param_buffer_count)
+    const int buffers = fetch.nvme_param_buffers;
+    if (plan.peak_nvme_buffers > buffers)
       return fmt::format("does not run: the parameter swapper needs {} pinned buffers at once (a shard holds one from "
                          "its read until its sub-module is released) but param_buffer_count is {}; DeepSpeed's "
-                         "swap_in asserts \"Not enough buffers\": raise param_buffer_count",
-                         plan.peak_nvme_buffers, settings_.swapper.param_buffer_count);
+                         "swap_in asserts \"Not enough buffers\": raise param_buffer_count (or give \"fit\")",
+                         plan.peak_nvme_buffers, buffers);
     return "";
   }
 
@@ -427,12 +429,19 @@ ParamFetchSettings swapper_fetch_settings(const ZeroInfinitySettings& s, const w
   const double element = workloads::bytes_per_element(trace.training.dtype);
   const auto min_shard = static_cast<std::uint64_t>(std::ceil(std::max(1048576.0, s.swapper.aio_block_size_bytes) / element));
   f.nvme_min_swapped_params = (min_shard - 1) * static_cast<std::uint64_t>(workers) + 1;
+  if (s.swapper.param_buffer_count_fits) {
+    // More buffers read further ahead and may be held longer: raise the count to the peak it gives
+    // until it holds (the peak is at most the sub-modules' count, so this ends).
+    f.nvme_param_buffers = SwapperSettings{}.param_buffer_count;
+    for (int peak; (peak = plan_param_fetches(trace, f).peak_nvme_buffers) > f.nvme_param_buffers;)
+      f.nvme_param_buffers = peak;
+  }
   return f;
 }
 
 std::uint64_t largest_param_shard(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
-  return shard_params(plan_param_fetches(trace, swapper_fetch_settings(s, trace, workers)).largest_partitioned_params,
-                      workers);
+  // The largest sub-module does not depend on the swapper's buffers.
+  return shard_params(plan_param_fetches(trace, s.fetch).largest_partitioned_params, workers);
 }
 
 std::uint64_t param_buffer_elements(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
@@ -446,7 +455,8 @@ std::uint64_t pinned_buffer_bytes(const ZeroInfinitySettings& s, const workloads
   const auto fp32 = static_cast<std::uint64_t>(4);
   const auto param_element = static_cast<std::uint64_t>(workloads::bytes_per_element(trace.training.dtype));
   return static_cast<std::uint64_t>(s.swapper.optimizer_buffer_count) * largest_sub_group(s.swapper, shard) * fp32 +
-         static_cast<std::uint64_t>(s.swapper.param_buffer_count) * param_buffer_elements(s, trace, workers) *
+         static_cast<std::uint64_t>(swapper_fetch_settings(s, trace, workers).nvme_param_buffers) *
+             param_buffer_elements(s, trace, workers) *
              param_element;
 }
 
@@ -495,7 +505,13 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   w.pipeline_read = settings.get_bool("pipeline_read", false);
   w.pipeline_write = settings.get_bool("pipeline_write", false);
   w.optimizer_buffer_count = static_cast<int>(settings.get_int("optimizer_buffer_count", 4, 1, 1024));
-  w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
+  if (settings.has("param_buffer_count") && settings.at("param_buffer_count").is_string()) {
+    if (settings.at("param_buffer_count").as_string() != "fit")
+      settings.at("param_buffer_count").fail("expected a number of buffers or \"fit\"");
+    w.param_buffer_count_fits = true;
+  } else {
+    w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
+  }
   if (settings.has("param_buffer_size") && settings.at("param_buffer_size").is_string()) {
     if (settings.at("param_buffer_size").as_string() != "fit")
       settings.at("param_buffer_size").fail("expected a number of elements or \"fit\"");

@@ -41,6 +41,10 @@ struct SwapperSettings {
   // buffer_size), what a user sets when the default is too small for the model's largest shard
   // (deepspeedai/DeepSpeed issue 3506).
   bool param_buffer_fits_shard = false;
+  // param_buffer_count "fit": the fewest buffers, from DeepSpeed's default 5 up, that are never all
+  // held when a shard must be read (what a user sets when swap_in asserts "Not enough buffers",
+  // deepspeedai/DeepSpeed issue 3062).
+  bool param_buffer_count_fits = false;
   // Where the swap files sit on a worker server's SSDs ("nvme_layout"; DeepSpeed 0.9.3 takes one
   // offload_param.nvme_path and one offload_optimizer.nvme_path and stripes nothing itself):
   // "striped", both on one RAID-0 volume over all the drives, as DeepSpeed's maintainers advise for
@@ -97,7 +101,8 @@ struct ZeroInfinitySettings {
 // strictly serial.  The rate caps are the SSD array's at aio_block_size x aio_queue_depth.
 OutOfCorePolicy swapper_policy(const SwapperSettings& settings, const models::SsdArray& ssds);
 
-// The stage-3 plan's settings with offload "nvme": the swapper's param_buffer_count buffers and
+// The stage-3 plan's settings with offload "nvme": the swapper's param_buffer_count buffers (with
+// "fit", resolved) and
 // the sub-modules too small to swap (ParamFetchSettings::nvme_param_buffers, nvme_min_swapped_params).
 ParamFetchSettings swapper_fetch_settings(const ZeroInfinitySettings& settings, const workloads::Trace& trace, int workers);
 
@@ -109,7 +114,7 @@ std::uint64_t largest_param_shard(const ZeroInfinitySettings& settings, const wo
 
 // Pinned host bytes of one rank's swappers with offload "nvme" (0 with "dram": no swapper):
 // optimizer_buffer_count x min(sub_group_size, the rank's shard) x 4 B
-// + param_buffer_count x param_buffer_elements x the parameters' bytes per element.
+// + param_buffer_count (resolved) x param_buffer_elements x the parameters' bytes per element.
 std::uint64_t pinned_buffer_bytes(const ZeroInfinitySettings& settings, const workloads::Trace& trace, int workers);
 
 // One rank's gradient buffers in host DRAM, with the optimizer offloaded to either tier (DeepSpeed
