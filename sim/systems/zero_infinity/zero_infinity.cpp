@@ -484,6 +484,14 @@ double parse_sub_group_size(const SystemEntry& entry) {
   return size;
 }
 
+// A positive integer setting that may also be "fit" (nullopt: sized to the model by the system).
+std::optional<long long> count_or_fit(const JsonNode& settings, const char* key, const char* what, long long dflt,
+                                      long long most) {
+  if (!settings.has(key) || !settings.at(key).is_string()) return settings.get_int(key, dflt, 1, most);
+  if (settings.at(key).as_string() != "fit") settings.at(key).fail(std::string("expected a number of ") + what + " or \"fit\"");
+  return std::nullopt;
+}
+
 }  // namespace
 
 SystemPtr parse_zero_infinity(const SystemEntry& entry) {
@@ -505,20 +513,12 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   w.pipeline_read = settings.get_bool("pipeline_read", false);
   w.pipeline_write = settings.get_bool("pipeline_write", false);
   w.optimizer_buffer_count = static_cast<int>(settings.get_int("optimizer_buffer_count", 4, 1, 1024));
-  if (settings.has("param_buffer_count") && settings.at("param_buffer_count").is_string()) {
-    if (settings.at("param_buffer_count").as_string() != "fit")
-      settings.at("param_buffer_count").fail("expected a number of buffers or \"fit\"");
-    w.param_buffer_count_fits = true;
-  } else {
-    w.param_buffer_count = static_cast<int>(settings.get_int("param_buffer_count", 5, 1, 1024));
-  }
-  if (settings.has("param_buffer_size") && settings.at("param_buffer_size").is_string()) {
-    if (settings.at("param_buffer_size").as_string() != "fit")
-      settings.at("param_buffer_size").fail("expected a number of elements or \"fit\"");
-    w.param_buffer_fits_shard = true;
-  } else {
-    w.param_buffer_size = static_cast<double>(settings.get_int("param_buffer_size", 100000000, 1, 1000000000000ll));
-  }
+  const auto buffer_count = count_or_fit(settings, "param_buffer_count", "buffers", 5, 1024);
+  w.param_buffer_count_fits = !buffer_count;
+  if (buffer_count) w.param_buffer_count = static_cast<int>(*buffer_count);
+  const auto buffer_size = count_or_fit(settings, "param_buffer_size", "elements", 100000000, 1000000000000ll);
+  w.param_buffer_fits_shard = !buffer_size;
+  if (buffer_size) w.param_buffer_size = static_cast<double>(*buffer_size);
   if (entry.has("nvme_layout"))
     w.nvme_layout = entry.at("nvme_layout").as_choice(
         Choices<SwapperSettings::NvmeLayout>{{"striped", SwapperSettings::NvmeLayout::Striped},
