@@ -52,9 +52,6 @@ ModelConfig entry(const char* name, int layers, int hidden, int heads, int kv_he
   return ModelConfig{name, layers, hidden, heads, kv_heads, ffn, kind, vocab, max_seq, tied, norm, pos, biases, 0, 0, source};
 }
 
-// A mixture of experts: `experts` FFNs of width ffn per block, `per_token` of them per token;
-// fine-grained (DeepSeekMoE): experts of width `expert_ffn`, `shared` of them always active, the
-// first `dense` blocks dense with the entry's ffn.
 // Hugging Face's OPTAttention projects q, k and v as three modules (q_proj, k_proj, v_proj), as
 // the LuWu paper's OPT-architecture models run under DeepSpeed.
 ModelConfig separate_qkv(ModelConfig m) {
@@ -62,6 +59,9 @@ ModelConfig separate_qkv(ModelConfig m) {
   return m;
 }
 
+// A mixture of experts: `experts` FFNs of width ffn per block, `per_token` of them per token;
+// fine-grained (DeepSeekMoE): experts of width `expert_ffn`, `shared` of them always active, the
+// first `dense` blocks dense with the entry's ffn.
 ModelConfig with_experts(ModelConfig m, int experts, int per_token, int expert_ffn = 0, int shared = 0, int dense = 0) {
   m.experts = experts;
   m.experts_per_token = per_token;

@@ -100,12 +100,14 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
   std::vector<bool> buffered(modules.count(), false);
   std::vector<std::size_t> read_at(modules.count(), 0);
   std::vector<bool> in_flight(modules.count(), false);
+  double flying = 0;  // the elements of the sub-modules in flight
   int buffers_used = 0;
   auto gather = [&](std::size_t at, const std::vector<std::size_t>& which) {
     ParamGather g{at, at, 0};
     for (std::size_t m : which) {
       g.params += modules.params(m);
       live[m] = true;
+      if (!in_flight[m]) flying += static_cast<double>(modules.params(m));
       in_flight[m] = true;
       source[m] = plan.gathers.size();
       if (!swapped(m)) continue;
@@ -138,7 +140,10 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
     const bool hook = steps[u].hook();
     const std::size_t m = steps[u].module;
     if (!hook && !live[m]) live_params += static_cast<double>(gather(u, {m}));
-    if (!hook) in_flight[m] = false;  // its own use waits for it
+    if (!hook && in_flight[m]) {  // its own use waits for it
+      in_flight[m] = false;
+      flying -= static_cast<double>(modules.params(m));
+    }
     if (!hook && fetched_for[m] < static_cast<long long>(u)) {  // the queue's front is this use: pass it
       skip_hooks();
       fetched_for[steps[queue].module] = static_cast<long long>(queue);
@@ -170,8 +175,7 @@ void plan_micro_step(const std::vector<Step>& steps, std::size_t begin, std::siz
     // Read shards ahead from the queue's front, up to twice the elements in flight, while buffers
     // last (a buffer is taken when the read is issued).
     if (s.nvme_param_buffers > 0 && s.prefetch_bucket_size > 0) {
-      double flying = 0, considered = 0;
-      for (std::size_t k = 0; k < modules.count(); ++k) flying += in_flight[k] ? static_cast<double>(modules.params(k)) : 0;
+      double considered = 0;
       int reads = 0;
       for (std::size_t q = queue; q < end; ++q) {
         if (steps[q].hook()) continue;
