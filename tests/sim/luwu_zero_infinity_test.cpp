@@ -2,6 +2,8 @@
 // optimizer node's link, each worker's PCIe and each worker's NVMe in one step.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <map>
 #include <string>
 
 #include "common/units.hpp"
@@ -705,4 +707,41 @@ TEST_CASE("shard copies: blocking ones copy each parameter shard to the GPU only
   CHECK(shard_copies_after_gathers(async) < 7);
   CHECK(kernels_after_next_copy(async).second == 0);  // copied ahead: the host never waits for a copy
   CHECK(system_settings_error("zero-infinity", {{"shard_copies", 1}}).find("$.systems[0].shard_copies") != std::string::npos);
+}
+
+TEST_CASE("parameter swap-ins: a shard still in flight waits for every read pending, as DeepSpeed 0.9.3's swapper does") {
+  // partition_parameters.py _ensure_availability_of_partitioned_params: a shard whose read is in
+  // flight makes the host call the swapper's synchronize_reads, one aio wait for every read
+  // pending, the ones issued ahead for later gathers too; a shard not read yet is read
+  // synchronously, which waits the same way.  A copy whose shard was still in flight therefore
+  // waits for reads issued ahead of it for later gathers.
+  auto topo = star(2);
+  sim::SimulationOptions options;
+  options.record_timeline = true;
+  // GPT-3 125M's sub-modules differ in size, so the swapper reads more than one ahead (up to twice
+  // the elements in flight); each sub-module is prefetched alone and released after its use.
+  const Json settings{{"param_buffer_count", "fit"}, {"prefetch_bucket_size", 1e6}, {"max_reuse_distance", 1}};
+  // Drives 50 times slower than the profile's, so that reads are still in flight at the copies.
+  auto hw = sim::hardware_of(topo);
+  hw.worker_host.ssds->device.read_Bps /= 50;
+  auto r = sim::simulate_system(gpt3_125m_trace(), topo, hw, *make_system("zero-infinity", settings), options);
+  REQUIRE(r.feasible);
+  const auto reads = track_spans(r.timeline, "gpu0", "param swap-in (nvme)");
+  const auto copies = track_spans(r.timeline, "gpu0", "param fetch (pcie)");
+  auto shard_of = [](const std::string& name, const std::string& prefix) { return name.substr(prefix.size()); };
+  std::map<std::string, std::size_t> gather_of;  // a gather's label -> its copy's place
+  for (std::size_t k = 0; k < copies.size(); ++k) gather_of.emplace(shard_of(copies[k].name, "shard to gpu "), k);
+  REQUIRE(reads.size() >= 30);  // the small shards stay in host memory: no read
+  const double tick_s = 1e-6;  // the trace's unit
+  int behind_a_later_read = 0;
+  for (std::size_t k = 0; k < copies.size(); ++k) {
+    const std::string shard = shard_of(copies[k].name, "shard to gpu ");
+    for (const auto& r : reads) {
+      const std::string read_shard = shard_of(r.name, "param swap-in ");
+      if (read_shard == shard) CHECK(copies[k].start_s >= r.end_s - tick_s);  // its own read first
+      // A copy that waited for the read of a later gather, issued ahead of it.
+      behind_a_later_read += gather_of.at(read_shard) > k && std::abs(copies[k].start_s - r.end_s) <= tick_s;
+    }
+  }
+  CHECK(behind_a_later_read >= 1);
 }

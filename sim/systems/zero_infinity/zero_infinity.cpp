@@ -112,12 +112,25 @@ class ZeroInfinitySchedule : public Schedule {
     // prefetches), or when the gather is issued if its shard was not read ahead.
     Stream swap_in_stream(gpu.name(), "param swap-in (nvme)", "io", gpu.host(), tl);
     std::vector<CompletionPtr> swapped_in(plan_.gathers.size());
+    std::vector<std::size_t> read_order(plan_.gathers.size(), 0);
+    std::size_t reads_issued = 0, reads_synchronized = 0;  // reads before the latter are available
+    CompletionPtr last_read = completed();
     auto swap_in = [&](std::size_t g) {
       if (!on_nvme || swapped_in[g] || plan_.gathers[g].nvme_params == 0) return;
       const double shard = static_cast<double>(plan_.gathers[g].nvme_params) * element / world;
       swapped_in[g] = swap_in_stream.enqueue("param swap-in " + gather_label(g), [&env, &drives, shard, this] {
         read_striped(drives.params, shard, env.cluster.traffic, param_policy_.read_rate_cap_Bps);
       });
+      read_order[g] = reads_issued++;
+      last_read = swapped_in[g];
+    };
+    // A gather whose shard is not yet available waits for every read pending, not only its own
+    // (partition_parameters.py _ensure_availability_of_partitioned_params -> swapper
+    // synchronize_reads: aio_read_handle.wait()), which makes them all available.
+    auto read_done = [&](std::size_t g) -> CompletionPtr {
+      if (!swapped_in[g] || read_order[g] < reads_synchronized) return nullptr;
+      reads_synchronized = reads_issued;
+      return last_read;
     };
     CompletionPtr last_gathered = completed();
     ParamFetchReplay replay(env, plan_, [&](std::size_t g) {
@@ -125,8 +138,9 @@ class ZeroInfinitySchedule : public Schedule {
       const double shard = shard_bytes(g);
       const double bytes = shard * world;
       const std::string label = gather_label(g);
+      const CompletionPtr read = read_done(g);
       std::vector<CompletionPtr> before_copy;
-      if (swapped_in[g]) before_copy.push_back(swapped_in[g]);
+      if (read) before_copy.push_back(read);
       if (settings_.blocking_shard_copies) before_copy.push_back(last_gathered);
       ParamFetchReplay::Issued issued;
       issued.fetched = fetch_stream.enqueue(
@@ -139,7 +153,7 @@ class ZeroInfinitySchedule : public Schedule {
       // (which then takes its SMs beside them).  The copy waits for the gather before it first.
       if (settings_.blocking_shard_copies) {
         env.gpu.wait(last_gathered, WaitCause::Communication, "previous all-gather (host blocked in the copy of " + label + ")");
-        if (swapped_in[g]) env.gpu.wait(swapped_in[g], WaitCause::Io, "param swap-in (host blocked) " + label);
+        if (read) env.gpu.wait(read, WaitCause::Io, "param swap-ins pending (host blocked) " + label);
         env.gpu.wait(issued.fetched, WaitCause::Io, "shard to gpu (host blocked in the synchronous copy) " + label);
       }
       last_gathered = issued.gathered;
