@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <simgrid/s4u/Actor.hpp>
+
 #include "sim/systems/data_mover.hpp"
 #include "sim/systems/schedule.hpp"
 #include "sim/systems/system_entry.hpp"
@@ -50,6 +52,20 @@ inline CompletionPtr enqueue_gpu_collective(Stream& stream, RankEnv& env, Collec
           case CollectiveOp::ReduceScatterInServer: collectives.reduce_scatter_in_server(tag, env.rank(), buffer_bytes); break;
           case CollectiveOp::AllReduceAcrossServers: collectives.all_reduce_across_servers(tag, env.rank(), buffer_bytes); break;
         }
+      },
+      std::move(deps));
+}
+
+// An elementwise kernel of `hbm_bytes` on a side stream (quantization around a collective, the
+// gradient passes around a reduce-scatter), after `deps`: HBM-bound, it holds the collective
+// kernel's share of the GPU while it runs, as a collective does.
+inline CompletionPtr enqueue_stream_kernel(Stream& stream, RankEnv& env, double hbm_bytes, std::string label,
+                                           std::vector<CompletionPtr> deps = {}) {
+  return stream.enqueue(
+      std::move(label),
+      [&env, seconds = hbm_bytes / env.gpu.spec().achieved_hbm_Bps()] {
+        GpuDevice::LoadScope kernel(env.gpu, GpuDevice::LoadKind::CollectiveKernel);
+        simgrid::s4u::this_actor::sleep_for(seconds);
       },
       std::move(deps));
 }

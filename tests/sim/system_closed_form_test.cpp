@@ -22,7 +22,10 @@ using workloads::OpKind;
 
 namespace {
 // ZeRO-3 gathering whole layers (FSDP-style), the schedule of the ZeRO paper's closed forms.
-const luwu::Json kPerLayer{{"param_fetch", "layer"}};
+const luwu::Json kPerLayer{{"param_fetch", "layer"}, {"gradient_passes", false}};
+// These tests hold collectives, compute and the optimizer against their closed forms: ZeRO-3
+// without DeepSpeed's own passes over the gradients, which stage3_gradient_passes_test.cpp checks.
+const luwu::Json kNoGradientPasses{{"gradient_passes", false}};
 }  // namespace
 
 TEST_CASE("compute only: one worker's iteration is the sum of its kernels plus the optimizer step") {
@@ -30,7 +33,7 @@ TEST_CASE("compute only: one worker's iteration is the sum of its kernels plus t
   auto hw = quiet_hardware(topo);
   auto trace = synthetic_trace(6, 10'000'000, 3e12);
   for (const char* name : {"ddp", "zero3"}) {
-    auto r = sim::simulate_system(trace, topo, hw, *make_system(name), {});
+    auto r = sim::simulate_system(trace, topo, hw, *make_system(name, std::string(name) == "zero3" ? kNoGradientPasses : luwu::Json::object()), {});
     double expected = compute_s(trace, hw) + gpu_optimizer_s(hw, 6 * 10e6);
     CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-9).scale(0));
     CHECK(r.sent_bytes_per_worker == 0);
@@ -71,7 +74,7 @@ TEST_CASE("perfect overlap: only the first layer's gather and the last gradient 
                         gpu_optimizer_s(hw, 8.0 * params);
   CHECK(ddp.iteration_time_s == doctest::Approx(ddp_expected).epsilon(1e-3).scale(0));
 
-  auto z3 = sim::simulate_system(trace, topo, hw, *make_system("zero3"), {});
+  auto z3 = sim::simulate_system(trace, topo, hw, *make_system("zero3", kNoGradientPasses), {});
   double collective = sim::ring_all_gather_closed_form_s(n, 2.0 * params, hop.latency_s, hop.bandwidth_Bps);
   double z3_expected = collective + compute_s(trace, hw) + collective + gpu_optimizer_s(hw, 8.0 * params / n);
   CHECK(z3.iteration_time_s == doctest::Approx(z3_expected).epsilon(1e-3).scale(0));
@@ -139,7 +142,7 @@ TEST_CASE("one worker with interference on: every system runs, DDP and ZeRO-3 ar
     CHECK(r.iteration_time_s > 0);
   }
   for (const char* name : {"ddp", "zero3"}) {
-    auto r = sim::simulate_system(trace, topo, hw, *make_system(name), {});
+    auto r = sim::simulate_system(trace, topo, hw, *make_system(name, std::string(name) == "zero3" ? kNoGradientPasses : luwu::Json::object()), {});
     CHECK(r.iteration_time_s == doctest::Approx(compute_s(trace, hw) + gpu_optimizer_s(hw, 6 * 10e6)).epsilon(1e-9).scale(0));
   }
 }

@@ -55,24 +55,41 @@ class Zero3Schedule : public Schedule {
           nullptr, codec(gather_stream, env, params * wire_.weight_codec_hbm_bytes_per_element, "dequantize " + label, gathered)};
     }, "all-gather", ParamFetchReplay::GatherWait::AllIssued);
 
+    // DeepSpeed's own passes over the gradients around each reduce-scatter (stage3_gradient_passes.hpp),
+    // over the group the gradient is reduce-scattered in, on its reduce-and-partition stream (the
+    // reduce-scatter between them on the collective stream); ZeRO++'s quantized reduction replaces
+    // reduce_scatter_coalesced's interleave and pre-divide.
+    const int reduce_group = wire_.partition_in_server ? env.cluster.hw.gpus_per_server : env.data_parallel_size();
+    const std::vector<double> bucket_passes =
+        stage3_bucket_pass_bytes(trace, settings_.gradients, reduce_group, wire_.gradient_codec_hbm_bytes_per_element == 0);
+    Stream passes_stream(gpu.name(), "reduce-and-partition", "communication", gpu.host(), &env.cluster.timeline);
     CompletionPtr reduced = completed();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       replay.compute(i);
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) {
         const double elements = static_cast<double>(op.grad_bytes) / element;
+        std::vector<CompletionPtr> after_bucket;
+        if (bucket_passes[i] > 0)
+          after_bucket.push_back(
+              enqueue_stream_kernel(passes_stream, env, bucket_passes[i], "gradient bucket copies " + op_label(trace, op)));
         if (wire_.partition_in_server) {
           enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatterInServer, "zero3-rs-server",
-                                 elements * gradient, "reduce-scatter in server " + op_label(trace, op));
+                                 elements * gradient, "reduce-scatter in server " + op_label(trace, op), after_bucket);
           reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::AllReduceAcrossServers, "zero3-ar-cross",
                                            elements * gradient / env.cluster.hw.gpus_per_server,
                                            "all-reduce across servers " + op_label(trace, op));
         } else {
           reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zero3-rs", elements * gradient,
-                                           "reduce-scatter " + op_label(trace, op));
+                                           "reduce-scatter " + op_label(trace, op), after_bucket);
         }
         reduced = codec(reduce_stream, env, elements * wire_.gradient_codec_hbm_bytes_per_element,
                         "gradient (de)quantization " + op_label(trace, op), reduced);
+        const double checks = elements / reduce_group *
+                              stage3_partition_pass_bytes_per_element(settings_.gradients, element, false, op.micro_step,
+                                                                      op.micro_step == trace.training.grad_accum - 1);
+        if (checks > 0)
+          reduced = enqueue_stream_kernel(passes_stream, env, checks, "gradient partition checks " + op_label(trace, op), {reduced});
       }
     }
     gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
@@ -87,10 +104,7 @@ class Zero3Schedule : public Schedule {
   // when there is none.
   static CompletionPtr codec(Stream& stream, RankEnv& env, double hbm_bytes, std::string label, CompletionPtr after) {
     if (hbm_bytes <= 0) return after;
-    return stream.enqueue(std::move(label), [&env, seconds = hbm_bytes / env.gpu.spec().achieved_hbm_Bps()] {
-      GpuDevice::LoadScope kernel(env.gpu, GpuDevice::LoadKind::CollectiveKernel);
-      simgrid::s4u::this_actor::sleep_for(seconds);
-    });
+    return enqueue_stream_kernel(stream, env, hbm_bytes, std::move(label));
   }
 
   Zero3Settings settings_;

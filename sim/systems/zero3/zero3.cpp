@@ -47,10 +47,8 @@ class Zero3 : public System {
 }  // namespace
 
 SystemPtr parse_zero3(const SystemEntry& entry) {
-  entry.only_settings(
-      setting_keys({ParamFetchSettings::keys(), CollectiveSettings::keys(), CollectiveStreamSettings::keys()}));
-  return std::make_shared<Zero3>(entry, Zero3Settings{ParamFetchSettings::parse(entry), CollectiveSettings::parse(entry),
-                                                      CollectiveStreamSettings::parse(entry)});
+  entry.only_settings(Zero3Settings::keys());
+  return std::make_shared<Zero3>(entry, Zero3Settings::parse(entry));
 }
 
 }  // namespace luwu::sim

@@ -61,10 +61,9 @@ class ZeroHierarchical : public System {
 }  // namespace
 
 SystemPtr parse_zero_hierarchical(const SystemEntry& entry) {
-  entry.only_settings(setting_keys(
-      {ParamFetchSettings::keys(), CollectiveSettings::keys(), CollectiveStreamSettings::keys(), {"partition_size"}}));
+  entry.only_settings(setting_keys({Zero3Settings::keys(), {"partition_size"}}));
   ZeroHierarchicalSettings s;
-  s.zero3 = {ParamFetchSettings::parse(entry), CollectiveSettings::parse(entry), CollectiveStreamSettings::parse(entry)};
+  s.zero3 = Zero3Settings::parse(entry);
   s.partition_size = static_cast<int>(entry.settings().get_int("partition_size", s.partition_size, 1, 1 << 20));
   return std::make_shared<ZeroHierarchical>(entry, s);
 }

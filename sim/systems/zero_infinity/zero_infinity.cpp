@@ -30,6 +30,7 @@
 #include "sim/systems/model_state.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
 #include "sim/systems/param_fetch_replay.hpp"
+#include "sim/systems/stage3_gradient_passes.hpp"
 #include "sim/systems/zero3/schedule.hpp"
 #include "sim/engine/transfers.hpp"
 
@@ -175,6 +176,10 @@ class ZeroInfinitySchedule : public Schedule {
     // reads it back with its sub-group's state.
     Stream swap_out_stream(gpu.name(), "gradient swap-out (nvme)", "io", gpu.host(), tl);
     CompletionPtr offloaded = completed(), swapped_out = completed();
+    // DeepSpeed's own passes over the gradients (stage3_gradient_passes.hpp) run on its
+    // reduce-and-partition stream, the reduce-scatter between them on the collective stream.
+    const std::vector<double> bucket_passes = stage3_bucket_pass_bytes(trace, settings_.gradients, world);
+    Stream passes_stream(gpu.name(), "reduce-and-partition", "communication", gpu.host(), tl);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       const std::string label = op_label(trace, op);
@@ -185,15 +190,25 @@ class ZeroInfinitySchedule : public Schedule {
       if (auto sent = checkpoints.after_compute(i)) offloaded = sent;
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) {
         const double bytes = static_cast<double>(op.grad_bytes);
-        auto reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zinf-rs", bytes,
-                                              "reduce-scatter " + label);
+        const bool boundary = op.micro_step == trace.training.grad_accum - 1;
+        // DeepSpeed's own passes over the gradient before and after the reduce-scatter, which the
+        // copies below follow.
+        std::vector<CompletionPtr> after_bucket;
+        if (bucket_passes[i] > 0)
+          after_bucket.push_back(enqueue_stream_kernel(passes_stream, env, bucket_passes[i], "gradient bucket copies " + label));
+        const CompletionPtr scattered = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zinf-rs",
+                                                               bytes, "reduce-scatter " + label, after_bucket);
+        const double partition_bytes = bytes / world;
+        const double checks = partition_bytes / element * stage3_partition_pass_bytes_per_element(
+                                                              settings_.gradients, element, true, op.micro_step, boundary);
+        const CompletionPtr reduced =
+            checks > 0 ? enqueue_stream_kernel(passes_stream, env, checks, "gradient partition checks " + label, {scattered})
+                       : scattered;
         // stage3.py partition_grads, in order on the reduce stream: the shard goes into the
         // host's grad_partitions_flat_buffer and back to the GPU (non_blocking copies, "to speed up
         // the next few operations"; later micro-steps accumulate into it the same way), and at the
         // accumulation boundary only, as fp32 (.float()), to pinned host memory with a synchronous
         // copy: the gradient swapper's buffer with "nvme", the fp32 gradient with "dram".
-        const bool boundary = op.micro_step == trace.training.grad_accum - 1;
-        const double partition_bytes = bytes / world;
         const double fp32_bytes = boundary ? partition_bytes * kFp32GradientBytes / element : 0;
         offloaded = offload_stream.enqueue(
             "gradient shard to host " + label,
@@ -204,7 +219,8 @@ class ZeroInfinitySchedule : public Schedule {
             },
             {reduced});
         if (settings_.blocking_gradient_copies && boundary) {
-          gpu.wait(reduced, WaitCause::Communication, "reduce-scatter " + label + " (host blocked in the gradient copy)");
+          gpu.wait(scattered, WaitCause::Communication, "reduce-scatter " + label + " (host blocked in the gradient copy)");
+          gpu.wait(reduced, WaitCause::Io, "gradient partition checks " + label + " (host blocked in the gradient copy)");
           gpu.wait(offloaded, WaitCause::Io, "gradient shard to host (blocking copy) " + label);
         }
         if (on_nvme && boundary) {
@@ -382,7 +398,7 @@ class ZeroInfinity : public System {
   // ZeRO-3's: an all-gather per gather of the parameter plan, a reduce-scatter per backward op
   // with gradients.
   std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
-    return zero3_collective_calls(Zero3Settings{settings_.fetch, settings_.collectives, settings_.streams}, Zero3Wire{},
+    return zero3_collective_calls(Zero3Settings{settings_.fetch, settings_.collectives, settings_.streams, settings_.gradients}, Zero3Wire{},
                                   trace);
   }
   bool folds_data_parallel() const override { return true; }
@@ -513,7 +529,7 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
                                      "aio_queue_depth", "pipeline_read", "pipeline_write", "optimizer_buffer_count",
                                      "param_buffer_count", "param_buffer_size", "nvme_layout", "gradient_copies",
                                      "shard_copies"},
-                                    ParamFetchSettings::keys(), CheckpointOffloadSettings::keys(),
+                                    ParamFetchSettings::keys(), Stage3GradientSettings::keys(), CheckpointOffloadSettings::keys(),
                                     CollectiveSettings::keys(), CollectiveStreamSettings::keys(),
                                     StatePlacementSettings::keys()}));
   ZeroInfinitySettings s;
@@ -546,6 +562,7 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
         entry.at("shard_copies").as_choice(Choices<bool>{{"async", false}, {"blocking", true}}, "shard copy mode");
   s.fetch = ParamFetchSettings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/true);
+  s.gradients = Stage3GradientSettings::parse(entry);
   s.collectives = CollectiveSettings::parse(entry);
   s.streams = CollectiveStreamSettings::parse(entry);
   s.placement = StatePlacementSettings::parse(entry);

@@ -8,6 +8,7 @@
 #include "sim/systems/host_state_placement.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
 #include "sim/systems/param_fetch_plan.hpp"
+#include "sim/systems/stage3_gradient_passes.hpp"
 #include "sim/systems/system.hpp"
 #include "workloads/trace.hpp"
 
@@ -72,6 +73,7 @@ struct ZeroInfinitySettings {
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
   CollectiveStreamSettings streams;
+  Stage3GradientSettings gradients;
   // How backward's reduced gradient shards reach the host ("gradient_copies"): "blocking", as
   // DeepSpeed 0.9.3 does with the optimizer offloaded (stage3.py partition_grads copies each shard
   // into a pinned host buffer with a synchronous copy_: the fp32 buffer with offload "dram", the

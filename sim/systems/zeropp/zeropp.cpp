@@ -73,11 +73,11 @@ class Zeropp : public System {
 }  // namespace
 
 SystemPtr parse_zeropp(const SystemEntry& entry) {
-  entry.only_settings(setting_keys({ParamFetchSettings::keys(), CollectiveSettings::keys(), CollectiveStreamSettings::keys(),
+  entry.only_settings(setting_keys({Zero3Settings::keys(),
                                     {"zero_quantized_weights", "zero_hpz_partition_size", "zero_quantized_gradients",
                                      "quantization_block_elements"}}));
   ZeroppSettings s;
-  s.zero3 = {ParamFetchSettings::parse(entry), CollectiveSettings::parse(entry), CollectiveStreamSettings::parse(entry)};
+  s.zero3 = Zero3Settings::parse(entry);
   s.quantized_weights = entry.settings().get_bool("zero_quantized_weights", s.quantized_weights);
   s.quantized_gradients = entry.settings().get_bool("zero_quantized_gradients", s.quantized_gradients);
   s.hpz_partition_size = static_cast<int>(entry.settings().get_int("zero_hpz_partition_size", 1, 1, 1 << 20));
