@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "sim/systems/gpu_collective.hpp"
+
 namespace luwu::sim {
 
 Stage3GradientSettings Stage3GradientSettings::parse(const SystemEntry& entry) {
@@ -79,6 +81,31 @@ double stage3_partition_pass_bytes_per_element(double element_bytes, bool offloa
   if (micro_step > 0) bytes += 3 * e;  // the host's partition, brought back, accumulated on the GPU
   if (boundary) bytes += (e + 8 + 8) + (e == 4 ? 0 : e + 4);  // fp64 norm; .float()
   return bytes;
+}
+
+Stage3GradientPasses::Stage3GradientPasses(RankEnv& env, const Stage3GradientSettings& settings, int world,
+                                           bool offloaded, bool interleave)
+    : env_(env),
+      settings_(settings),
+      world_(world),
+      offloaded_(offloaded),
+      bucket_bytes_(stage3_bucket_pass_bytes(env.trace(), settings, world, interleave)),
+      stream_(env.gpu.name(), "reduce-and-partition", "communication", env.gpu.host(), &env.cluster.timeline) {}
+
+std::vector<CompletionPtr> Stage3GradientPasses::before_reduce(std::size_t i, const std::string& label) {
+  if (bucket_bytes_[i] <= 0) return {};
+  return {enqueue_stream_kernel(stream_, env_, bucket_bytes_[i], "gradient bucket copies " + label)};
+}
+
+CompletionPtr Stage3GradientPasses::after_reduce(std::size_t i, const CompletionPtr& reduced, const std::string& label) {
+  const auto& trace = env_.trace();
+  const auto& op = trace.ops[i];
+  const double element = workloads::bytes_per_element(trace.training.dtype);
+  const double bytes = static_cast<double>(op.grad_bytes) / element / world_ *
+                       stage3_partition_pass_bytes_per_element(settings_, element, offloaded_, op.micro_step,
+                                                               op.micro_step == trace.training.grad_accum - 1);
+  if (bytes <= 0) return reduced;
+  return enqueue_stream_kernel(stream_, env_, bytes, "gradient partition checks " + label, {reduced});
 }
 
 }  // namespace luwu::sim

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/stream.hpp"
+#include "sim/systems/schedule.hpp"
 #include "sim/systems/system_entry.hpp"
 #include "workloads/trace.hpp"
 
@@ -41,9 +43,9 @@ struct Stage3GradientSettings {
 };
 
 // HBM bytes of the passes before each op's reduce-scatter: [op index] over trace.ops, 0 for ops
-// without gradients (and for every op with the passes off).  Buckets fill across a micro-step's Backward ops in order and are emptied at
-// its end (independent_gradient_partition_epilogue); a tensor's interleave and pre-divide are
-// charged to its own op.  `interleave`: false where the reduction replaces reduce_scatter_coalesced
+// without gradients (and for every op with the passes off).  Buckets fill across a micro-step's
+// Backward ops in order and are emptied at its end (independent_gradient_partition_epilogue); a
+// tensor's interleave and pre-divide are charged to its own op.  `interleave`: false where the reduction replaces reduce_scatter_coalesced
 // (ZeRO++'s quantized gradients), which leaves the bucket copy only.
 std::vector<double> stage3_bucket_pass_bytes(const workloads::Trace& trace, const Stage3GradientSettings& settings,
                                              int world, bool interleave = true);
@@ -55,5 +57,26 @@ inline double stage3_partition_pass_bytes_per_element(const Stage3GradientSettin
                                                       bool offloaded, int micro_step, bool boundary) {
   return settings.enabled ? stage3_partition_pass_bytes_per_element(element_bytes, offloaded, micro_step, boundary) : 0;
 }
+
+// One rank's passes on its reduce-and-partition stream (the timeline's track of that name), for a
+// schedule that reduce-scatters each Backward op's gradient over `world` ranks: the bucket's
+// passes before the reduce-scatter, the partition's after it.
+class Stage3GradientPasses {
+ public:
+  Stage3GradientPasses(RankEnv& env, const Stage3GradientSettings& settings, int world, bool offloaded,
+                       bool interleave = true);
+  // Op i's bucket passes: what its reduce-scatter must wait for (empty when there are none).
+  std::vector<CompletionPtr> before_reduce(std::size_t i, const std::string& label);
+  // Op i's partition passes after `reduced`: their completion, `reduced` itself when there are none.
+  CompletionPtr after_reduce(std::size_t i, const CompletionPtr& reduced, const std::string& label);
+
+ private:
+  RankEnv& env_;
+  Stage3GradientSettings settings_;
+  int world_;
+  bool offloaded_;
+  std::vector<double> bucket_bytes_;
+  Stream stream_;
+};
 
 }  // namespace luwu::sim

@@ -60,19 +60,15 @@ class Zero3Schedule : public Schedule {
     // reduce-scatter between them on the collective stream); ZeRO++'s quantized reduction replaces
     // reduce_scatter_coalesced's interleave and pre-divide.
     const int reduce_group = wire_.partition_in_server ? env.cluster.hw.gpus_per_server : env.data_parallel_size();
-    const std::vector<double> bucket_passes =
-        stage3_bucket_pass_bytes(trace, settings_.gradients, reduce_group, wire_.gradient_codec_hbm_bytes_per_element == 0);
-    Stream passes_stream(gpu.name(), "reduce-and-partition", "communication", gpu.host(), &env.cluster.timeline);
+    Stage3GradientPasses passes(env, settings_.gradients, reduce_group, false,
+                                wire_.gradient_codec_hbm_bytes_per_element == 0);
     CompletionPtr reduced = completed();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       replay.compute(i);
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) {
         const double elements = static_cast<double>(op.grad_bytes) / element;
-        std::vector<CompletionPtr> after_bucket;
-        if (bucket_passes[i] > 0)
-          after_bucket.push_back(
-              enqueue_stream_kernel(passes_stream, env, bucket_passes[i], "gradient bucket copies " + op_label(trace, op)));
+        const std::vector<CompletionPtr> after_bucket = passes.before_reduce(i, op_label(trace, op));
         if (wire_.partition_in_server) {
           enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatterInServer, "zero3-rs-server",
                                  elements * gradient, "reduce-scatter in server " + op_label(trace, op), after_bucket);
@@ -85,11 +81,7 @@ class Zero3Schedule : public Schedule {
         }
         reduced = codec(reduce_stream, env, elements * wire_.gradient_codec_hbm_bytes_per_element,
                         "gradient (de)quantization " + op_label(trace, op), reduced);
-        const double checks = elements / reduce_group *
-                              stage3_partition_pass_bytes_per_element(settings_.gradients, element, false, op.micro_step,
-                                                                      op.micro_step == trace.training.grad_accum - 1);
-        if (checks > 0)
-          reduced = enqueue_stream_kernel(passes_stream, env, checks, "gradient partition checks " + op_label(trace, op), {reduced});
+        reduced = passes.after_reduce(i, reduced, op_label(trace, op));
       }
     }
     gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");

@@ -176,10 +176,9 @@ class ZeroInfinitySchedule : public Schedule {
     // reads it back with its sub-group's state.
     Stream swap_out_stream(gpu.name(), "gradient swap-out (nvme)", "io", gpu.host(), tl);
     CompletionPtr offloaded = completed(), swapped_out = completed();
-    // DeepSpeed's own passes over the gradients (stage3_gradient_passes.hpp) run on its
-    // reduce-and-partition stream, the reduce-scatter between them on the collective stream.
-    const std::vector<double> bucket_passes = stage3_bucket_pass_bytes(trace, settings_.gradients, world);
-    Stream passes_stream(gpu.name(), "reduce-and-partition", "communication", gpu.host(), tl);
+    // DeepSpeed's own passes over each gradient before and after its reduce-scatter
+    // (stage3_gradient_passes.hpp); the copies below follow them.
+    Stage3GradientPasses passes(env, settings_.gradients, world, /*offloaded=*/true);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       const std::string label = op_label(trace, op);
@@ -191,19 +190,10 @@ class ZeroInfinitySchedule : public Schedule {
       if (op.kind == workloads::OpKind::Backward && op.grad_bytes > 0) {
         const double bytes = static_cast<double>(op.grad_bytes);
         const bool boundary = op.micro_step == trace.training.grad_accum - 1;
-        // DeepSpeed's own passes over the gradient before and after the reduce-scatter, which the
-        // copies below follow.
-        std::vector<CompletionPtr> after_bucket;
-        if (bucket_passes[i] > 0)
-          after_bucket.push_back(enqueue_stream_kernel(passes_stream, env, bucket_passes[i], "gradient bucket copies " + label));
         const CompletionPtr scattered = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zinf-rs",
-                                                               bytes, "reduce-scatter " + label, after_bucket);
+                                                               bytes, "reduce-scatter " + label, passes.before_reduce(i, label));
+        const CompletionPtr reduced = passes.after_reduce(i, scattered, label);
         const double partition_bytes = bytes / world;
-        const double checks = partition_bytes / element * stage3_partition_pass_bytes_per_element(
-                                                              settings_.gradients, element, true, op.micro_step, boundary);
-        const CompletionPtr reduced =
-            checks > 0 ? enqueue_stream_kernel(passes_stream, env, checks, "gradient partition checks " + label, {scattered})
-                       : scattered;
         // stage3.py partition_grads, in order on the reduce stream: the shard goes into the
         // host's grad_partitions_flat_buffer and back to the GPU (non_blocking copies, "to speed up
         // the next few operations"; later micro-steps accumulate into it the same way), and at the
