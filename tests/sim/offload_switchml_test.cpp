@@ -6,6 +6,7 @@
 #include "tests/sim/sim_test_support.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -294,4 +295,48 @@ TEST_CASE("a scenario's system entry sets the ZeRO-Offload bucket and the delaye
   auto foreign = luwu::Json::parse(R"({"name": "zero-offload", "prefetch_layers": 2})");
   CHECK_THROWS_WITH_AS(sim::system_from_json(luwu::JsonNode(foreign, "scenario.json", "$.systems[0]")),
                        doctest::Contains("\"prefetch_layers\" is not a setting of zero-offload"), luwu::InputError);
+}
+
+TEST_CASE("ZeRO-Offload: the host's overflow check waits for each bucket's reduction at the boundary, as DeepSpeed 0.9.3's does") {
+  // stage_1_and_2.py with the optimizer offloaded: at the accumulation boundary each gradient of the
+  // rank's partition goes through _has_inf_or_nan, float(x.float().sum()), in the backward hook, so
+  // the host launches no backward kernel until the bucket is reduced. One bucket per layer here.
+  const int n = 4;
+  auto topo = star(n);
+  auto hw = quiet_hardware(topo);
+  const std::uint64_t params = 20'000'000;
+  auto trace = synthetic_trace(6, params, 4e12, 2);  // two micro-steps: only the last one waits
+  sim::SimulationOptions options;
+  options.record_timeline = true;
+  auto run = [&](const char* mode) {
+    luwu::Json settings{{"reduce_bucket_bytes", 2.0 * params}};
+    if (mode) settings["overflow_check"] = mode;
+    auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-offload", settings), options);
+    REQUIRE(r.feasible);
+    return r;
+  };
+  // Backward kernels that run while a bucket is reduced, per micro-step (the kernels come in op
+  // order: each micro-step's 6 forward, then its 6 backward).
+  auto overlapping = [](const sim::SystemResult& r) {
+    std::vector<TrackSpan> kernels;
+    for (const auto& k : track_spans(r.timeline, "gpu0", "compute"))
+      if (k.category == "compute") kernels.push_back(k);
+    const auto reductions = track_spans(r.timeline, "gpu0", "reduce-scatter");
+    REQUIRE(kernels.size() == 24);   // 2 micro-steps x (6 forward + 6 backward)
+    REQUIRE(reductions.size() == 12);  // a bucket per layer and micro-step
+    std::array<int, 2> count{0, 0};
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+      for (const auto& rs : reductions)
+        if (k % 12 >= 6)
+          if (std::min(kernels[k].end_s, rs.end_s) - std::max(kernels[k].start_s, rs.start_s) > 1e-6) ++count[k / 12];
+    return count;
+  };
+  const auto blocking = run(nullptr);  // the default
+  const auto async = run("async");
+  CHECK(overlapping(async)[1] > 0);     // without the wait the reductions run beside backward
+  CHECK(overlapping(blocking)[1] == 0);  // with it, none in the last micro-step
+  CHECK(overlapping(blocking)[0] == overlapping(async)[0]);
+  CHECK(blocking.iteration_time_s > async.iteration_time_s);
+  CHECK(system_settings_error("zero-offload", {{"overflow_check", "later"}}).find("$.systems[0].overflow_check") !=
+        std::string::npos);
 }

@@ -10,7 +10,9 @@
 // memory through the GPU (async_accumulate_grad_in_cpu_via_gpu): from the second micro-step on,
 // the shard accumulated so far comes up to be added (e B/param), and every micro-step but the last
 // sends its sum back down (e B/param); the last sends it, converted to fp32 on the GPU, into the
-// optimizer's gradient partition (4 B/param; `fp32_gradient_copy` false: e B/param, the paper's).  After backward the CPU runs Adam on the rank's P/N parameters from DRAM,
+// optimizer's gradient partition (4 B/param; `fp32_gradient_copy` false: e B/param, the paper's),
+// and the host, checking each gradient for overflow with a synchronous read of its sum, waits for
+// the bucket's reduction (overflow_check).  After backward the CPU runs Adam on the rank's P/N parameters from DRAM,
 // the fp16 shard goes back over PCIe (2P/N bytes) and the GPUs all-gather the updated parameters
 // for the next forward.
 //
@@ -119,6 +121,10 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
             "gradient shard to host " + name,
             [&env, down_bytes] { transfer(env.gpu.host(), env.hosts.cpu, down_bytes, env.cluster.traffic); },
             {summed});
+        if (settings_.blocking_overflow_check && bucket->micro_step == last_micro_step) {
+          gpu.wait(reduced, WaitCause::Communication, "reduce-scatter " + name + " (host blocked in the overflow check)");
+          gpu.wait(summed, WaitCause::Io, "accumulated gradient " + name + " (host blocked in the overflow check)");
+        }
       }
     }
     gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
@@ -233,6 +239,7 @@ std::vector<std::string> ZeroOffloadSettings::keys(bool with_delayed_update) {
   std::vector<std::string> own = {"reduce_bucket_bytes"};
   if (with_delayed_update) own.push_back("delayed_param_update");
   own.push_back("fp32_gradient_copy");
+  own.push_back("overflow_check");
   return setting_keys({own, CheckpointOffloadSettings::keys(), CollectiveSettings::keys(), StatePlacementSettings::keys()});
 }
 
@@ -242,6 +249,9 @@ ZeroOffloadSettings ZeroOffloadSettings::parse(const SystemEntry& entry, bool wi
   if (with_delayed_update)
     s.delayed_param_update = entry.settings().get_bool("delayed_param_update", s.delayed_param_update);
   s.fp32_gradient_copy = entry.settings().get_bool("fp32_gradient_copy", s.fp32_gradient_copy);
+  if (entry.has("overflow_check"))
+    s.blocking_overflow_check =
+        entry.at("overflow_check").as_choice(Choices<bool>{{"blocking", true}, {"async", false}}, "overflow check");
   s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/true);
   s.collectives = CollectiveSettings::parse(entry);
   s.placement = StatePlacementSettings::parse(entry);

@@ -22,6 +22,14 @@ struct ZeroOffloadSettings {
   // async_inplace_copy_grad_to_fp32_buffer_from_gpu), 4 B/param over PCIe; false copies it in the
   // training dtype (the paper's 2 B/param; DeepSpeed's fp16_master_weights_and_gradients).
   bool fp32_gradient_copy = true;
+  // How the last micro-step's gradients are checked for overflow ("overflow_check"): "blocking",
+  // as DeepSpeed 0.9.3 does with the optimizer offloaded (stage_1_and_2.py copy_grads_in_partition
+  // -> update_overflow_tracker_for_param_grad -> _has_inf_or_nan: float(x.float().sum()) for each
+  // gradient of the rank's partition, in the backward hook), so the host thread that launches
+  // backward's kernels waits for the bucket's reduction and the GPU computes nothing meanwhile; or
+  // "async", no host wait.  Every rank waits for every bucket: a bucket that holds none of a rank's
+  // partition holds another's, whose wait reaches this rank through the next reduction.
+  bool blocking_overflow_check = true;
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
   // Where the optimizer state lives on a server with CXL memory (host_state_placement.hpp).
