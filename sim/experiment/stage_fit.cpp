@@ -1,12 +1,24 @@
 #include "sim/experiment/stage_fit.hpp"
 
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace luwu::sim {
 
 std::string StageFit::problem() const {
   if (fit().runs()) return "";
-  return stages.size() > 1 ? fmt::format("pipeline stage {}: {}", worst, fit().problem) : fit().problem;
+  if (stages.size() == 1) return fit().problem;
+  // The other stages that do not run, so that mending the one named does not hide them.
+  std::vector<std::size_t> others;
+  for (std::size_t p = 0; p < stages.size(); ++p)
+    if (p != worst && !stages[p].runs()) others.push_back(p);
+  std::string message = fmt::format("pipeline stage {}: {}", worst, fit().problem);
+  if (!others.empty())
+    message += fmt::format(" (pipeline stage{} {} do{} not run either)", others.size() > 1 ? "s" : "",
+                           fmt::join(others, ", "), others.size() > 1 ? "" : "es");
+  return message;
 }
 
 StageFit worst_stage_fit(const ParallelWorkload& workload, const Hardware& hardware, std::size_t optimizer_nodes,

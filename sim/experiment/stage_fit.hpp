@@ -15,7 +15,8 @@ struct StageFit {
   std::vector<Fit> stages;  // each stage's
   std::size_t worst = 0;    // the stage that fits worst: it decides
   const Fit& fit() const { return stages[worst]; }
-  // Why it does not run, naming the stage past one: "pipeline stage 3: ..."; "" when it runs.
+  // Why it does not run, naming the stage past one and the other stages that do not run either:
+  // "pipeline stage 3: ... (pipeline stages 5, 7 do not run either)"; "" when it runs.
   std::string problem() const;
 };
 
