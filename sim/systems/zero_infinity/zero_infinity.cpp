@@ -95,7 +95,7 @@ class ZeroInfinitySchedule : public Schedule {
     const SwapDrives drives = swap_drives(settings_.swapper.nvme_layout, env.hosts.nvme);
     Timeline* tl = &env.cluster.timeline;
     Stream fetch_stream(gpu.name(), "param fetch (pcie)", "io", gpu.host(), tl);
-    const bool one = settings_.streams.one_stream;
+    const bool one = settings_.stage3.streams.one_stream;
     Stream gather_stream(gpu.name(), one ? "collectives" : "all-gather", "communication", gpu.host(), tl);
     std::optional<Stream> reduce_own;  // its own stream only when asked for
     if (!one) reduce_own.emplace(gpu.name(), "reduce-scatter", "communication", gpu.host(), tl);
@@ -178,7 +178,7 @@ class ZeroInfinitySchedule : public Schedule {
     CompletionPtr offloaded = completed(), swapped_out = completed();
     // DeepSpeed's own passes over each gradient before and after its reduce-scatter
     // (stage3_gradient_passes.hpp); the copies below follow them.
-    Stage3GradientPasses passes(env, settings_.gradients, world, /*offloaded=*/true);
+    Stage3GradientPasses passes(env, settings_.stage3.gradients, world, /*offloaded=*/true);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       const std::string label = op_label(trace, op);
@@ -299,7 +299,7 @@ class ZeroInfinity : public System {
     MemoryFootprint f = base_footprint(trace, workers, gpu_memory, settings_.checkpoints.enabled);
     const auto bytes = model_state_bytes(trace.training.dtype);
     const std::uint64_t shard = shard_params(trace.total_params(), workers);
-    f.gpu_buffer_bytes = gathered_working_set_bytes(trace, settings_.fetch);
+    f.gpu_buffer_bytes = gathered_working_set_bytes(trace, settings_.stage3.fetch);
     f.host_bytes_per_worker += host_gradient_bytes(settings_, trace, workers);
     if (settings_.offload == Tier::Nvme) {
       f.host_bytes_per_worker += pinned_buffer_bytes(settings_, trace, workers);
@@ -384,12 +384,11 @@ class ZeroInfinity : public System {
     }
     return e;
   }
-  CollectiveSettings collectives() const override { return settings_.collectives; }
+  CollectiveSettings collectives() const override { return settings_.stage3.collectives; }
   // ZeRO-3's: an all-gather per gather of the parameter plan, a reduce-scatter per backward op
   // with gradients.
   std::vector<CollectiveCall> collective_calls(const workloads::Trace& trace) const override {
-    return zero3_collective_calls(Zero3Settings{settings_.fetch, settings_.collectives, settings_.streams, settings_.gradients}, Zero3Wire{},
-                                  trace);
+    return zero3_collective_calls(settings_.stage3, Zero3Wire{}, trace);
   }
   bool folds_data_parallel() const override { return true; }
   bool sends_only_collectives_across_servers() const override { return true; }
@@ -440,7 +439,7 @@ OutOfCorePolicy swapper_policy(const SwapperSettings& s, const models::SsdArray&
 }
 
 ParamFetchSettings swapper_fetch_settings(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
-  ParamFetchSettings f = s.fetch;
+  ParamFetchSettings f = s.stage3.fetch;
   if (s.offload != ZeroInfinitySettings::Tier::Nvme) return f;
   f.nvme_param_buffers = s.swapper.param_buffer_count;
   // DeepSpeed swaps a shard of at least min_aio_bytes = max(1 MiB, aio.block_size)
@@ -461,7 +460,7 @@ ParamFetchSettings swapper_fetch_settings(const ZeroInfinitySettings& s, const w
 
 std::uint64_t largest_param_shard(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
   // The largest sub-module does not depend on the swapper's buffers.
-  return shard_params(plan_param_fetches(trace, s.fetch).largest_partitioned_params, workers);
+  return shard_params(plan_param_fetches(trace, s.stage3.fetch).largest_partitioned_params, workers);
 }
 
 std::uint64_t param_buffer_elements(const ZeroInfinitySettings& s, const workloads::Trace& trace, int workers) {
@@ -519,8 +518,7 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
                                      "aio_queue_depth", "pipeline_read", "pipeline_write", "optimizer_buffer_count",
                                      "param_buffer_count", "param_buffer_size", "nvme_layout", "gradient_copies",
                                      "shard_copies"},
-                                    ParamFetchSettings::keys(), Stage3GradientSettings::keys(), CheckpointOffloadSettings::keys(),
-                                    CollectiveSettings::keys(), CollectiveStreamSettings::keys(),
+                                    Zero3Settings::keys(), CheckpointOffloadSettings::keys(),
                                     StatePlacementSettings::keys()}));
   ZeroInfinitySettings s;
   if (entry.has("offload")) s.offload = entry.at("offload").as_choice(Choices<Tier>{{"nvme", Tier::Nvme}, {"dram", Tier::Dram}}, "offload tier");
@@ -550,11 +548,8 @@ SystemPtr parse_zero_infinity(const SystemEntry& entry) {
   if (entry.has("shard_copies"))
     s.blocking_shard_copies =
         entry.at("shard_copies").as_choice(Choices<bool>{{"async", false}, {"blocking", true}}, "shard copy mode");
-  s.fetch = ParamFetchSettings::parse(entry);
+  s.stage3 = Zero3Settings::parse(entry);
   s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/true);
-  s.gradients = Stage3GradientSettings::parse(entry);
-  s.collectives = CollectiveSettings::parse(entry);
-  s.streams = CollectiveStreamSettings::parse(entry);
   s.placement = StatePlacementSettings::parse(entry);
   if (s.offload == Tier::Nvme && s.placement.policy != StatePlacementPolicy::DramFirst)
     entry.at("state_placement").fail("state_placement applies to offload \"dram\"; with \"nvme\" the optimizer state is on the SSDs");

@@ -8,8 +8,8 @@
 #include "sim/systems/host_state_placement.hpp"
 #include "sim/systems/out_of_core_pipeline.hpp"
 #include "sim/systems/param_fetch_plan.hpp"
-#include "sim/systems/stage3_gradient_passes.hpp"
 #include "sim/systems/system.hpp"
+#include "sim/systems/zero3/zero3.hpp"
 #include "workloads/trace.hpp"
 
 namespace luwu::sim {
@@ -69,11 +69,10 @@ struct ZeroInfinitySettings {
   // offload_optimizer.device).
   enum class Tier { Nvme, Dram } offload = Tier::Nvme;
   SwapperSettings swapper;
-  ParamFetchSettings fetch;
+  // DeepSpeed stage 3's own: the parameter coordinator, the collectives and their streams, the
+  // passes over the gradients (the same settings as zero3's).
+  Zero3Settings stage3;
   CheckpointOffloadSettings checkpoints;
-  CollectiveSettings collectives;
-  CollectiveStreamSettings streams;
-  Stage3GradientSettings gradients;
   // How backward's reduced gradient shards reach the host ("gradient_copies"): "blocking", as
   // DeepSpeed 0.9.3 does with the optimizer offloaded (stage3.py partition_grads copies each shard
   // into a pinned host buffer with a synchronous copy_: the fp32 buffer with offload "dram", the
