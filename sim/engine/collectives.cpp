@@ -10,6 +10,7 @@
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
@@ -38,7 +39,10 @@ simgrid::s4u::ExecPtr fold_share_pace(const CommGroup& group, int index, double 
 }
 
 // `steps` ring steps of `step_bytes` each: send to the next rank, receive from the previous one.
-void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, const CollectiveContext& ctx) {
+// In `silent_step` (none when -1) this rank sends nothing (an empty message keeps the step's
+// rendezvous with the next rank) and still receives, as the root of a chain reduce does.
+void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, const CollectiveContext& ctx,
+               int silent_step = -1) {
   const int n = group.size();
   if (n <= 1 || steps <= 0 || step_bytes <= 0) return;
   auto* to_next = mailbox_of(group, (index + 1) % n);
@@ -74,6 +78,12 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
   if (ctx.mode == CollectiveMode::Detailed) {
     for (int step = 0; step < steps; ++step) {
       if (step_overhead_s > 0) simgrid::s4u::this_actor::sleep_for(step_overhead_s);
+      if (step == silent_step) {
+        auto empty = to_next->put_async(&payload_token, 0);
+        mine->get<int>();
+        empty->wait();
+        continue;
+      }
       auto kernel_pace = pace(group, index, step_bytes);
       auto left_out = fold_share_pace(group, index, step_bytes);
       std::vector<simgrid::s4u::CommPtr> extra;
@@ -87,8 +97,13 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
     }
     return;
   }
-  // Coarse: all steps as one flow; the other steps' latencies are paid once more each.
-  const double total = steps * step_bytes;
+  // Coarse: all steps as one flow; the other steps' latencies are paid once more each, and a
+  // silent step lasts as long as one of the others (its predecessor's send).
+  const bool silent = silent_step >= 0 && silent_step < steps;
+  const int sending_steps = silent ? steps - 1 : steps;
+  if (sending_steps <= 0) return;
+  const double total = sending_steps * step_bytes;
+  const double started = simgrid::s4u::Engine::get_clock();
   auto kernel_pace = pace(group, index, total);
   auto left_out = fold_share_pace(group, index, total);
   std::vector<simgrid::s4u::CommPtr> extra;
@@ -99,7 +114,10 @@ void ring_pass(const CommGroup& group, int index, int steps, double step_bytes, 
   wait_paced(kernel_pace);
   wait_paced(left_out);
   ctx.traffic->record_flow(self, next, total / static_cast<double>(sub_flows), send);
-  simgrid::s4u::this_actor::sleep_for((steps - 1) * ctx.traffic->route_latency_s(self, next) + steps * step_overhead_s);
+  const double latency_s = ctx.traffic->route_latency_s(self, next);
+  const double silent_step_s =
+      silent ? std::max(0.0, simgrid::s4u::Engine::get_clock() - started - latency_s) / sending_steps : 0;
+  simgrid::s4u::this_actor::sleep_for((steps - 1) * latency_s + steps * step_overhead_s + silent_step_s);
 }
 
 }  // namespace
@@ -117,6 +135,11 @@ void ring_reduce_scatter(const CommGroup& group, int index, double buffer_bytes,
 void ring_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx) {
   const int n = group.ranks();
   ring_pass(group, index, 2 * (n - 1), buffer_bytes / n, ctx);
+}
+
+void ring_reduce_to_owners(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx) {
+  const int n = group.ranks();
+  ring_pass(group, index, n, buffer_bytes / n, ctx, /*silent_step=*/index);
 }
 
 void tree_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx,

@@ -89,6 +89,17 @@ void ring_all_gather(const CommGroup& group, int index, double buffer_bytes, con
 void ring_reduce_scatter(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
 void ring_all_reduce(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
 
+// One reduce per shard's owner, issued back to back on one communicator (DeepSpeed's stage-1/2
+// gradient reduction: stage_1_and_2.py average_tensor, a dist.reduce of each partition's slice to
+// its owner): n reduces of buffer/n, reduce r along the ring from rank r+1 to its root r.  NCCL's
+// Reduce runs as a ring only, a pipelined chain to the root: every link of the chain carries the
+// reduce's bytes at once and the root's own link is idle, so a reduce lasts one ring step and the n
+// of them n steps: buffer / b, where a reduce-scatter takes (n-1)/n buffer / b (nccl-tests'
+// PERFORMANCE.md: Reduce's bus bandwidth is its algorithm bandwidth, ReduceScatter's (n-1)/n of
+// it).  Each rank sends (n-1)/n of the buffer, as in the reduce-scatter.  The chain's pipeline
+// fill (n-2 chunks of NCCL's buffer per reduce) is left out.  Here rank i is the root of step i.
+void ring_reduce_to_owners(const CommGroup& group, int index, double buffer_bytes, const CollectiveContext& ctx);
+
 // Pipelined binary-tree all-reduce: rank i's parent is (i-1)/2.  The buffer moves in chunks of
 // at most `chunk_bytes` (NCCL's default staging buffer, NCCL_BUFFSIZE, is 4 MiB); each rank reduces
 // a chunk from its children and sends it up while the next arrives, and the root broadcasts each
@@ -132,6 +143,9 @@ inline double ring_all_reduce_closed_form_s(int n, double bytes, double a, doubl
 }
 inline double ring_all_gather_closed_form_s(int n, double bytes, double a, double b) {
   return (n - 1) * (a + bytes / (n * b));
+}
+inline double ring_reduce_to_owners_closed_form_s(int n, double bytes, double a, double b) {
+  return n * (a + bytes / (n * b));
 }
 
 }  // namespace luwu::sim

@@ -216,6 +216,10 @@ void DataParallelCollectives::reduce_scatter(const std::string& tag, int rank, d
                               cross_index_[rank], bytes, context_);
 }
 
+void DataParallelCollectives::reduce_to_owners(const std::string& tag, int rank, double bytes) {
+  ring_reduce_to_owners(world(tag), rank, bytes, context_);
+}
+
 CollectiveAlgorithm DataParallelCollectives::algorithm_for(CollectiveKind kind, double bytes) {
   if (algorithm_ != CollectiveAlgorithm::Auto) return algorithm_;
   return choose_collective_algorithm(kind, bytes, shape(), tuning_);

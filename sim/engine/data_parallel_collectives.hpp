@@ -37,6 +37,9 @@ class DataParallelCollectives {
   void all_reduce(const std::string& tag, int rank, double buffer_bytes);
   void all_gather(const std::string& tag, int rank, double buffer_bytes);
   void reduce_scatter(const std::string& tag, int rank, double buffer_bytes);
+  // One NCCL Reduce of each rank's shard to that rank, back to back (ring_reduce_to_owners): over
+  // the ring of all ranks whatever the algorithm, NCCL's Reduce having only the ring.
+  void reduce_to_owners(const std::string& tag, int rank, double buffer_bytes);
   // An all-gather among the GPUs of the rank's server only (a ring over NVLink): each gets the
   // server's shards of a buffer of buffer_bytes (ZeRO++'s secondary partition, hpZ).
   void all_gather_in_server(const std::string& tag, int rank, double buffer_bytes);

@@ -49,6 +49,7 @@ long double flows_of_call(const CollectiveCall& call, CollectiveAlgorithm algori
     switch (call.op) {
       case CollectiveOp::AllGatherInServer:
       case CollectiveOp::ReduceScatterInServer: return local_ring;
+      case CollectiveOp::ReduceToOwners: return ring(mode, k, n, 1);  // the ring whatever the algorithm
       case CollectiveOp::AllReduceAcrossServers:
         return a == CollectiveAlgorithm::InNetwork ? (servers > 1 ? 2 * k : 0) : ring(mode, k, servers, 2);
       default: break;

@@ -16,7 +16,15 @@
 
 namespace luwu::sim {
 
-enum class CollectiveOp { AllReduce, AllGather, ReduceScatter, AllGatherInServer, ReduceScatterInServer, AllReduceAcrossServers };
+enum class CollectiveOp {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  ReduceToOwners,  // one NCCL Reduce per shard's owner (DataParallelCollectives::reduce_to_owners)
+  AllGatherInServer,
+  ReduceScatterInServer,
+  AllReduceAcrossServers
+};
 
 // Whether a sharded system's all-gathers and reduce-scatters share one collective stream, running
 // in the order they are issued ("one", the default: the LuWu paper observes ZeRO issuing AG1, GEMM1,
@@ -48,6 +56,7 @@ inline CompletionPtr enqueue_gpu_collective(Stream& stream, RankEnv& env, Collec
           case CollectiveOp::AllReduce: collectives.all_reduce(tag, env.rank(), buffer_bytes); break;
           case CollectiveOp::AllGather: collectives.all_gather(tag, env.rank(), buffer_bytes); break;
           case CollectiveOp::ReduceScatter: collectives.reduce_scatter(tag, env.rank(), buffer_bytes); break;
+          case CollectiveOp::ReduceToOwners: collectives.reduce_to_owners(tag, env.rank(), buffer_bytes); break;
           case CollectiveOp::AllGatherInServer: collectives.all_gather_in_server(tag, env.rank(), buffer_bytes); break;
           case CollectiveOp::ReduceScatterInServer: collectives.reduce_scatter_in_server(tag, env.rank(), buffer_bytes); break;
           case CollectiveOp::AllReduceAcrossServers: collectives.all_reduce_across_servers(tag, env.rank(), buffer_bytes); break;

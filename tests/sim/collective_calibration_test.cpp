@@ -111,6 +111,21 @@ TEST_CASE("ring all-gather and reduce-scatter match (N-1)(a + S/(N B))") {
   }
 }
 
+TEST_CASE("reduces to each shard's owner take N(a + S/(N B)): the whole buffer's time on a link, N/(N-1) of the reduce-scatter's") {
+  // NCCL's Reduce is a pipelined chain to its root: each reduce of S/N keeps every link of the
+  // chain busy at once for S/(N B), and the root's own link idles; N of them back to back.
+  const double a = 5e-6, b = 25e9, s = 256e6;
+  for (int n : {2, 3, 8, 32}) {
+    CAPTURE(n);
+    const double expected = n * (a + s / (n * b));
+    CHECK(ring_reduce_to_owners_closed_form_s(n, s, a, b) == doctest::Approx(s / b + n * a).epsilon(1e-12));
+    CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Detailed, ring_reduce_to_owners) ==
+          doctest::Approx(expected).epsilon(0.02).scale(0));
+    CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Coarse, ring_reduce_to_owners) ==
+          doctest::Approx(expected).epsilon(0.02).scale(0));
+  }
+}
+
 TEST_CASE("coarse mode agrees with detailed mode within 5%") {
   const double a = 3e-6, b = 12.5e9;
   for (int n : {4, 16, 64}) {

@@ -73,6 +73,13 @@ TEST_CASE("flows per collective call, by algorithm, in closed form") {
   // Folded: each simulated rank passes the represented ring's steps.
   CHECK(flows(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, 1024, 2, 1) == 2 * 1023);
   CHECK(flows(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Hierarchical, 1024, 16, 8) == 16 * 7 + 16 * 127);
+  // Reduces to each owner: the ring over all ranks whatever the algorithm, N steps of which a rank
+  // sends in N - 1 (silent in its own reduce's).
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 32, 32, 8) == 32 * 31);
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Hierarchical, 32, 32, 8) == 32 * 31);
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Pat, 32, 32, 1) == 32 * 31);
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 32, 32, 8, CollectiveMode::Coarse) == 32);
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 1024, 2, 1) == 2 * 1023);
   // In the server, and across servers.
   CHECK(flows(CollectiveOp::AllGatherInServer, CollectiveAlgorithm::Ring, 32, 32, 8) == 32 * 7);
   CHECK(flows(CollectiveOp::AllReduceAcrossServers, CollectiveAlgorithm::Hierarchical, 32, 32, 8) == 2 * 32 * 3);

@@ -109,7 +109,7 @@ TEST_CASE("ZeRO-Offload compute only: kernels, then the gradient down, the CPU s
   CHECK(r.breakdown.io_stall_s == doctest::Approx(pcie.time_s(4 * P) + pcie.time_s(2 * P)).epsilon(1e-9).scale(0));
 }
 
-TEST_CASE("ZeRO-Offload communication only: reduce-scatter, shard down, CPU step, shard up, all-gather") {
+TEST_CASE("ZeRO-Offload communication only: the gradient reduction, shard down, CPU step, shard up, all-gather") {
   const int n = 4;
   auto topo = star(n);
   auto hw = quiet_hardware(topo);
@@ -117,16 +117,30 @@ TEST_CASE("ZeRO-Offload communication only: reduce-scatter, shard down, CPU step
   Path pcie = gpu_to_cpu(topo, 0);
   const double P = 50e6;  // one layer, one bucket: nothing overlaps
   auto trace = synthetic_trace(1, static_cast<std::uint64_t>(P), 0);
-  auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-offload"), {});
-  // A ring reduce-scatter and a ring all-gather of a 2P-byte buffer have the same closed form.
-  const double collective = sim::ring_all_gather_closed_form_s(n, 2 * P, hop.latency_s, hop.bandwidth_Bps);
-  double expected = collective + pcie.time_s(4 * P / n) + cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n) +
-                    collective;
-  CHECK(r.iteration_time_s == doctest::Approx(expected).epsilon(1e-3).scale(0));
-  CHECK(r.breakdown.exposed_communication_s == doctest::Approx(2 * collective).epsilon(1e-3).scale(0));
-  // Network: a reduce-scatter and an all-gather each send (N-1)/N x 2P per worker (ZeRO paper,
-  // section 7: ZeRO-2 moves as much as DDP).
-  CHECK(r.sent_bytes_per_worker == doctest::Approx(2.0 * (n - 1) / n * 2 * P).epsilon(1e-9).scale(0));
+  const double a = hop.latency_s, b = hop.bandwidth_Bps;
+  const double gather = sim::ring_all_gather_closed_form_s(n, 2 * P, a, b);
+  const double rest = pcie.time_s(4 * P / n) + cpu_optimizer_s(hw, P / n) + pcie.time_s(2 * P / n);
+  // The 2P-byte bucket reduced as DeepSpeed 0.9.3 does by default (one reduce per owner), as one
+  // reduce-scatter, or all-reduced (its reduce_scatter false).
+  struct Case {
+    const char* reduction;
+    double seconds, sent_bytes;
+  };
+  for (const Case& c : {Case{nullptr, sim::ring_reduce_to_owners_closed_form_s(n, 2 * P, a, b), (n - 1.0) / n * 2 * P},
+                        Case{"reduce-scatter", sim::ring_all_gather_closed_form_s(n, 2 * P, a, b), (n - 1.0) / n * 2 * P},
+                        Case{"all-reduce", sim::ring_all_reduce_closed_form_s(n, 2 * P, a, b), 2 * (n - 1.0) / n * 2 * P}}) {
+    CAPTURE(c.reduction ? c.reduction : "(default)");
+    luwu::Json settings = luwu::Json::object();
+    if (c.reduction) settings["gradient_reduction"] = c.reduction;
+    auto r = sim::simulate_system(trace, topo, hw, *make_system("zero-offload", settings), {});
+    CHECK(r.iteration_time_s == doctest::Approx(c.seconds + rest + gather).epsilon(1e-3).scale(0));
+    CHECK(r.breakdown.exposed_communication_s == doctest::Approx(c.seconds + gather).epsilon(1e-3).scale(0));
+    // Network: the reduction, then an all-gather that sends (N-1)/N x 2P per worker; reduced to
+    // the owners or reduce-scattered, ZeRO-2 moves as much as DDP (ZeRO paper, section 7).
+    CHECK(r.sent_bytes_per_worker == doctest::Approx(c.sent_bytes + (n - 1.0) / n * 2 * P).epsilon(1e-9).scale(0));
+  }
+  CHECK(system_settings_error("zero-offload", {{"gradient_reduction", "broadcast"}})
+            .find("$.systems[0].gradient_reduction") != std::string::npos);
 }
 
 TEST_CASE("ZeRO-Offload delayed parameter update hides the CPU step when compute is longer") {
@@ -321,7 +335,7 @@ TEST_CASE("ZeRO-Offload: the host's overflow check waits for each bucket's reduc
     std::vector<TrackSpan> kernels;
     for (const auto& k : track_spans(r.timeline, "gpu0", "compute"))
       if (k.category == "compute") kernels.push_back(k);
-    const auto reductions = track_spans(r.timeline, "gpu0", "reduce-scatter");
+    const auto reductions = track_spans(r.timeline, "gpu0", "gradient reduction");
     REQUIRE(kernels.size() == 24);   // 2 micro-steps x (6 forward + 6 backward)
     REQUIRE(reductions.size() == 12);  // a bucket per layer and micro-step
     std::array<int, 2> count{0, 0};

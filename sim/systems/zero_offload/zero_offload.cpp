@@ -4,8 +4,9 @@
 // Every GPU keeps the fp16 parameters (a replica); gradients and optimizer state are partitioned
 // 1/N, and the fp32 master parameters, Adam state and fp32 gradient partition live in the host's
 // DRAM: the GPU keeps no gradient partition, only the reduce bucket.  Backward hands each layer's
-// gradient to a bucket of `reduce_bucket_bytes`; a full bucket is reduce-scattered over the
-// network (a GPU collective) while backward goes on, and each rank moves its shard of the bucket
+// gradient to a bucket of `reduce_bucket_bytes`; a full bucket is reduced over the network (GPU
+// collectives: DeepSpeed's reduce of each partition's slice to its owner, gradient_reduction)
+// while backward goes on, and each rank moves its shard of the bucket
 // over its PCIe as soon as it is reduced.  With gradient accumulation DeepSpeed accumulates in host
 // memory through the GPU (async_accumulate_grad_in_cpu_via_gpu): from the second micro-step on,
 // the shard accumulated so far comes up to be added (e B/param), and every micro-step but the last
@@ -43,6 +44,16 @@
 namespace luwu::sim {
 namespace {
 
+// The gradient_reduction setting's values, as a scenario names them (and the timeline its spans).
+const Choices<CollectiveOp> kGradientReductions{
+    {"reduce", CollectiveOp::ReduceToOwners}, {"reduce-scatter", CollectiveOp::ReduceScatter}, {"all-reduce", CollectiveOp::AllReduce}};
+
+std::string gradient_reduction_name(CollectiveOp op) {
+  for (const auto& [name, value] : kGradientReductions)
+    if (value == op) return name;
+  return "reduction";
+}
+
 // Bytes per parameter of the gradient partition the CPU optimizer reads.
 std::uint64_t gradient_partition_bytes(const ZeroOffloadSettings& s, const workloads::Trace& trace) {
   return s.fp32_gradient_copy ? 4 : model_state_bytes(trace.training.dtype).grad;
@@ -63,7 +74,7 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
     // The whole data-parallel group's: folded (simulate.cpp), the simulated ranks stand for it.
     const int group = env.data_parallel_size();
     Timeline* tl = &env.cluster.timeline;
-    Stream reduce_stream(gpu.name(), "reduce-scatter", "communication", gpu.host(), tl);
+    Stream reduce_stream(gpu.name(), "gradient reduction", "communication", gpu.host(), tl);
     Stream offload_stream(gpu.name(), "gradient shard to host (pcie)", "io", gpu.host(), tl);
     Stream accumulate_stream(gpu.name(), "accumulated gradient to gpu (pcie)", "io", gpu.host(), tl);
     Stream cpu_stream(gpu.name(), "cpu optimizer", "optimizer", env.hosts.cpu, tl);
@@ -97,6 +108,7 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
 
     const int last_micro_step = trace.training.grad_accum - 1;
     const auto buckets = plan_gradient_buckets(trace, settings_.reduce_bucket_bytes, BucketedMicroSteps::Every);
+    const std::string reduction = gradient_reduction_name(settings_.gradient_reduction);
     CompletionPtr reduced = completed(), offloaded = completed();
     auto bucket = buckets.begin();
     for (std::size_t i = 0; i < trace.ops.size(); ++i) {
@@ -106,8 +118,8 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
       if (auto sent = checkpoints.after_compute(i)) offloaded = sent;
       for (; bucket != buckets.end() && bucket->after_op == i; ++bucket) {
         const std::string name = "bucket " + std::to_string(bucket->index);
-        reduced = enqueue_gpu_collective(reduce_stream, env, CollectiveOp::ReduceScatter, "zoff-rs", bucket->bytes,
-                                         "reduce-scatter " + name);
+        reduced = enqueue_gpu_collective(reduce_stream, env, settings_.gradient_reduction, "zoff-rs", bucket->bytes,
+                                         reduction + " " + name);
         const double shard_bytes = bucket->bytes / group;
         CompletionPtr summed = reduced;
         if (bucket->micro_step > 0)  // the sum so far comes up and is added on the GPU
@@ -122,12 +134,12 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
             [&env, down_bytes] { transfer(env.gpu.host(), env.hosts.cpu, down_bytes, env.cluster.traffic); },
             {summed});
         if (settings_.blocking_overflow_check && bucket->micro_step == last_micro_step) {
-          gpu.wait(reduced, WaitCause::Communication, "reduce-scatter " + name + " (host blocked in the overflow check)");
+          gpu.wait(reduced, WaitCause::Communication, reduction + " " + name + " (host blocked in the overflow check)");
           gpu.wait(summed, WaitCause::Io, "accumulated gradient " + name + " (host blocked in the overflow check)");
         }
       }
     }
-    gpu.wait(reduced, WaitCause::Communication, "gradient reduce-scatter");
+    gpu.wait(reduced, WaitCause::Communication, "gradient " + reduction);
     gpu.wait(offloaded, WaitCause::Io, "gradient shards to host");
 
     const Updated update = delayed ? previous_step : update_parameters(offloaded);
@@ -240,6 +252,7 @@ std::vector<std::string> ZeroOffloadSettings::keys(bool with_delayed_update) {
   if (with_delayed_update) own.push_back("delayed_param_update");
   own.push_back("fp32_gradient_copy");
   own.push_back("overflow_check");
+  own.push_back("gradient_reduction");
   return setting_keys({own, CheckpointOffloadSettings::keys(), CollectiveSettings::keys(), StatePlacementSettings::keys()});
 }
 
@@ -252,6 +265,8 @@ ZeroOffloadSettings ZeroOffloadSettings::parse(const SystemEntry& entry, bool wi
   if (entry.has("overflow_check"))
     s.blocking_overflow_check =
         entry.at("overflow_check").as_choice(Choices<bool>{{"blocking", true}, {"async", false}}, "overflow check");
+  if (entry.has("gradient_reduction"))
+    s.gradient_reduction = entry.at("gradient_reduction").as_choice(kGradientReductions, "gradient reduction");
   s.checkpoints = CheckpointOffloadSettings::parse(entry, /*blocking_by_default=*/true);
   s.collectives = CollectiveSettings::parse(entry);
   s.placement = StatePlacementSettings::parse(entry);

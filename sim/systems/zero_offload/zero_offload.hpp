@@ -4,6 +4,7 @@
 
 // ZeRO-Offload (Ren et al., arXiv 2101.06840).
 #include "sim/systems/checkpoint_offload.hpp"
+#include "sim/systems/gpu_collective.hpp"
 #include "sim/systems/host_state_placement.hpp"
 #include "sim/systems/system.hpp"
 
@@ -30,6 +31,14 @@ struct ZeroOffloadSettings {
   // "async", no host wait.  Every rank waits for every bucket: a bucket that holds none of a rank's
   // partition holds another's, whose wait reaches this rank through the next reduction.
   bool blocking_overflow_check = true;
+  // How a full bucket is reduced ("gradient_reduction"): "reduce", as DeepSpeed 0.9.3 does with
+  // its default reduce_scatter true (stage_1_and_2.py average_tensor: one NCCL Reduce of each
+  // partition's slice of the bucket to its owner, back to back on one communicator: the buffer's
+  // time on the link where a reduce-scatter takes (N-1)/N of it, ring_reduce_to_owners);
+  // "all-reduce", DeepSpeed's reduce_scatter false (gradient_reduction_w_predivide: the bucket
+  // all-reduced, each rank keeping its partition's slice); "reduce-scatter", one NCCL
+  // reduce-scatter of the bucket (luwusim's model before; what later frameworks issue).
+  CollectiveOp gradient_reduction = CollectiveOp::ReduceToOwners;
   CheckpointOffloadSettings checkpoints;
   CollectiveSettings collectives;
   // Where the optimizer state lives on a server with CXL memory (host_state_placement.hpp).
