@@ -94,7 +94,7 @@ struct Kernel {
   // such kernels reach a lower share of HBM than a stream (GpuSpec::row_reduction_hbm_efficiency).
   double reduction_bytes = 0;
   double output_elements = 0;     // elements it writes: its parallelism (how many SMs it can fill)
-  GemmShape gemm;                 // GEMMs only (zero otherwise)
+  GemmShape gemm{};               // GEMMs only (zero otherwise)
   // Parameters (elements) of the sub-module whose use this kernel begins: its weights must be on
   // the GPU before it runs (ZeRO-3 gathers them here).  The first kernel of a module in the op's
   // order carries them (forward: the GEMM or norm; backward: the input-gradient GEMM, whose weight

@@ -85,7 +85,7 @@ Timeline2 run_toy(const Toy& toy) {
           ring_all_gather(group, i, kS, CollectiveContext{CollectiveMode::Detailed, meter});
           if (i == 0) out->collective_end = sg::Engine::get_clock();
         }, {ready});
-        static const luwu::workloads::Kernel gemm{"gemm", luwu::workloads::KernelKind::Gemm, 1, 0, 1e12, {}};
+        static const luwu::workloads::Kernel gemm{.name = "gemm", .kind = luwu::workloads::KernelKind::Gemm, .flops = 1};
         const std::vector<KernelRun> kernels{KernelRun{&gemm, kK1, 1.0, true}, KernelRun{&gemm, kK2, 1.0, true}};
         gpu.run_kernels("op", kernels);
         if (i == 0) {

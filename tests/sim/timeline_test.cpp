@@ -63,8 +63,8 @@ std::string run_toy(Work work, bool enabled, std::size_t points = kDefaultTimeli
       sg::Actor::create("rank" + std::to_string(i), hosts[i], [=] {
         if (work == Work::Kernel) {
           if (i > 0) return;
-          static const luwu::workloads::Kernel gemm{"gemm", luwu::workloads::KernelKind::Gemm, kFlops, 0, 1e12, {}};
-          static const luwu::workloads::Kernel add{"add", luwu::workloads::KernelKind::Elementwise, 0, 1e9, 1e9, {}};
+          static const luwu::workloads::Kernel gemm{.name = "gemm", .kind = luwu::workloads::KernelKind::Gemm, .flops = kFlops};
+          static const luwu::workloads::Kernel add{.name = "add", .kind = luwu::workloads::KernelKind::Elementwise, .bytes = 1e9};
           const std::vector<KernelRun> kernels{KernelRun{&gemm, kKernelS, 1.0, true}, KernelRun{&add, kKernelS, 1.0, false}};
           gpu->run_kernels("forward L0", kernels);
           return;
