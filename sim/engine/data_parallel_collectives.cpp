@@ -77,11 +77,12 @@ void DataParallelCollectives::represent(int ranks, std::shared_ptr<FoldLoad> loa
   }
   if (fold_group_ == groups.size()) throw std::logic_error("a folded group's load does not list the group itself");
   fold_load_ = std::move(load);
-  // The pacing hosts must exist before the simulation starts: made here, for the rings this
-  // algorithm runs (the world's, or the cross-server ones), looked up by name later.
+  // The pacing hosts must exist before the simulation starts: made here, looked up by name later.
+  // Every algorithm's reduces to each owner run the world's ring or the cross-server ones
+  // (reduce_to_owners: NCCL's Reduce is a ring only), so both kinds are made whatever the algorithm.
   for (int r = 0; r < world_size(); ++r) {
-    if (algorithm_ != CollectiveAlgorithm::Hierarchical) fold_share_host(r, false);
-    if (algorithm_ != CollectiveAlgorithm::Ring && !one_per_server()) fold_share_host(r, true);
+    fold_share_host(r, false);
+    if (!one_per_server()) fold_share_host(r, true);
   }
 }
 
@@ -217,7 +218,13 @@ void DataParallelCollectives::reduce_scatter(const std::string& tag, int rank, d
 }
 
 void DataParallelCollectives::reduce_to_owners(const std::string& tag, int rank, double bytes) {
-  ring_reduce_to_owners(world(tag), rank, bytes, context_);
+  // Several GPUs in each of several even servers: NCCL runs a ring per channel, each leaving a
+  // server through its own GPU's NIC, so a server's NICs all carry their share of the reduces.
+  // Taken as a reduce-scatter inside the server and the reduces to each owner among the GPUs of
+  // one local index across servers (one NIC each), as the cross-server part of hierarchical.
+  if (!pat_across_servers()) return ring_reduce_to_owners(world(tag), rank, bytes, context_);
+  ring_reduce_scatter(local(tag, rank), local_index_[rank], bytes, context_);
+  ring_reduce_to_owners(cross(tag, rank), cross_index_[rank], bytes / local(tag, rank).size(), context_);
 }
 
 CollectiveAlgorithm DataParallelCollectives::algorithm_for(CollectiveKind kind, double bytes) {

@@ -37,8 +37,11 @@ class DataParallelCollectives {
   void all_reduce(const std::string& tag, int rank, double buffer_bytes);
   void all_gather(const std::string& tag, int rank, double buffer_bytes);
   void reduce_scatter(const std::string& tag, int rank, double buffer_bytes);
-  // One NCCL Reduce of each rank's shard to that rank, back to back (ring_reduce_to_owners): over
-  // the ring of all ranks whatever the algorithm, NCCL's Reduce having only the ring.
+  // One NCCL Reduce of each rank's shard to that rank, back to back (ring_reduce_to_owners),
+  // whatever the algorithm, NCCL's Reduce having only the ring: over the ring of all ranks, or,
+  // with several GPUs in each of several servers, a reduce-scatter inside each server and the
+  // reduces across servers among the GPUs of one local index (NCCL's channels leave a server
+  // through every GPU's NIC).
   void reduce_to_owners(const std::string& tag, int rank, double buffer_bytes);
   // An all-gather among the GPUs of the rank's server only (a ring over NVLink): each gets the
   // server's shards of a buffer of buffer_bytes (ZeRO++'s secondary partition, hpZ).

@@ -49,7 +49,8 @@ long double flows_of_call(const CollectiveCall& call, CollectiveAlgorithm algori
     switch (call.op) {
       case CollectiveOp::AllGatherInServer:
       case CollectiveOp::ReduceScatterInServer: return local_ring;
-      case CollectiveOp::ReduceToOwners: return ring(mode, k, n, 1);  // the ring whatever the algorithm
+      case CollectiveOp::ReduceToOwners:  // whatever the algorithm (DataParallelCollectives::reduce_to_owners)
+        return even && g > 1 && servers > 1 ? ring(mode, k, servers, 1) + local_ring : ring(mode, k, n, 1);
       case CollectiveOp::AllReduceAcrossServers:
         return a == CollectiveAlgorithm::InNetwork ? (servers > 1 ? 2 * k : 0) : ring(mode, k, servers, 2);
       default: break;

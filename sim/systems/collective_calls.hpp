@@ -7,8 +7,9 @@
 // Flows are what TrafficMeter::flows counts.  Per call, over a data-parallel group of N ranks
 // (represented), K of them simulated (K = N unless folded), G of them in each server, S = N / G:
 //   ring all-gather, reduce-scatter  detailed K (N-1)   coarse K  (all-reduce: 2 K (N-1), coarse K)
-//   reduces to each owner            the ring's, whatever the algorithm (each rank is silent in
-//                                    its own reduce's step: N steps, N-1 flows)
+//   reduces to each owner            the ring's whatever the algorithm (each rank is silent in
+//                                    its own reduce's step: N steps, N-1 flows); with G > 1 in
+//                                    S > 1 even servers the ring inside and K (S-1) across
 //   hierarchical                     the ring inside the servers, K (G-1), and across them,
 //                                    K (S-1) (all-reduce: K (G-1) + 2 K (S-1) + K (G-1)); coarse K
 //                                    per ring; a ring over all when G = 1, S = 1 or uneven servers

@@ -52,10 +52,11 @@ double simulate_on_star(int n, double bytes, double a, double b, CollectiveMode 
   return std::stod(result.output);
 }
 
-// The same star, ranks in servers of `per_server` (contiguous), running one collective of `kind`
-// through DataParallelCollectives with `algorithm`: what a system's rank does.
-double simulate_data_parallel_on_star(int n, double bytes, double a, double b, CollectiveAlgorithm algorithm,
-                                      CollectiveKind kind, int per_server = 1) {
+// The same star, ranks in servers of `per_server` (contiguous), each rank making `call` on one
+// DataParallelCollectives with `algorithm`: what a system's rank does.
+template <class Call>
+double simulate_data_parallel_call_on_star(int n, double a, double b, CollectiveAlgorithm algorithm, int per_server,
+                                           Call call) {
   auto result = run_isolated([=]() -> std::string {
     auto engine = make_engine();
     auto* zone = sg::create_star_zone("star");
@@ -72,11 +73,7 @@ double simulate_data_parallel_on_star(int n, double bytes, double a, double b, C
     for (int i = 0; i < n; ++i) servers.push_back(i / per_server);
     auto* collectives = new DataParallelCollectives(hosts, servers, algorithm, CollectiveContext{CollectiveMode::Detailed, meter});
     for (int i = 0; i < n; ++i)
-      sg::Actor::create("rank" + std::to_string(i), hosts[i], [=] {
-        if (kind == CollectiveKind::AllGather) collectives->all_gather("t", i, bytes);
-        if (kind == CollectiveKind::ReduceScatter) collectives->reduce_scatter("t", i, bytes);
-        if (kind == CollectiveKind::AllReduce) collectives->all_reduce("t", i, bytes);
-      });
+      sg::Actor::create("rank" + std::to_string(i), hosts[i], [=] { call(*collectives, i); });
     engine->run();
     char text[32];
     std::snprintf(text, sizeof text, "%.17g", sg::Engine::get_clock());
@@ -84,6 +81,16 @@ double simulate_data_parallel_on_star(int n, double bytes, double a, double b, C
   });
   REQUIRE(result.ok);
   return std::stod(result.output);
+}
+
+// One collective of `kind` that way.
+double simulate_data_parallel_on_star(int n, double bytes, double a, double b, CollectiveAlgorithm algorithm,
+                                      CollectiveKind kind, int per_server = 1) {
+  return simulate_data_parallel_call_on_star(n, a, b, algorithm, per_server, [=](DataParallelCollectives& c, int i) {
+    if (kind == CollectiveKind::AllGather) c.all_gather("t", i, bytes);
+    if (kind == CollectiveKind::ReduceScatter) c.reduce_scatter("t", i, bytes);
+    if (kind == CollectiveKind::AllReduce) c.all_reduce("t", i, bytes);
+  });
 }
 
 }  // namespace
@@ -124,6 +131,24 @@ TEST_CASE("reduces to each shard's owner take N(a + S/(N B)): the whole buffer's
     CHECK(simulate_on_star(n, s, a, b, CollectiveMode::Coarse, ring_reduce_to_owners) ==
           doctest::Approx(expected).epsilon(0.02).scale(0));
   }
+}
+
+TEST_CASE("data-parallel reduces to each owner: the world ring whatever the algorithm, and with several GPUs per server "
+          "a ring reduce-scatter inside and the reduces across servers") {
+  const double a = 5e-6, b = 25e9, s = 64e6;
+  auto reduce = [s](DataParallelCollectives& c, int i) { c.reduce_to_owners("t", i, s); };
+  // One GPU per server (the LuWu testbed), and one server: the ring of all ranks, every algorithm.
+  for (auto algorithm : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Pat}) {
+    CHECK(simulate_data_parallel_call_on_star(8, a, b, algorithm, 1, reduce) ==
+          doctest::Approx(ring_reduce_to_owners_closed_form_s(8, s, a, b)).epsilon(0.01));
+    CHECK(simulate_data_parallel_call_on_star(8, a, b, algorithm, 8, reduce) ==
+          doctest::Approx(ring_reduce_to_owners_closed_form_s(8, s, a, b)).epsilon(0.01));
+  }
+  // 4 servers of 4: every server's ring reduce-scatter, then 4 rings of the GPUs of one local index
+  // reduce S/4 each to its owners, all on links of their own.
+  const double expected = ring_all_gather_closed_form_s(4, s, a, b) + ring_reduce_to_owners_closed_form_s(4, s / 4, a, b);
+  for (auto algorithm : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical})
+    CHECK(simulate_data_parallel_call_on_star(16, a, b, algorithm, 4, reduce) == doctest::Approx(expected).epsilon(0.01));
 }
 
 TEST_CASE("coarse mode agrees with detailed mode within 5%") {

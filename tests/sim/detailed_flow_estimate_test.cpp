@@ -73,12 +73,15 @@ TEST_CASE("flows per collective call, by algorithm, in closed form") {
   // Folded: each simulated rank passes the represented ring's steps.
   CHECK(flows(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, 1024, 2, 1) == 2 * 1023);
   CHECK(flows(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Hierarchical, 1024, 16, 8) == 16 * 7 + 16 * 127);
-  // Reduces to each owner: the ring over all ranks whatever the algorithm, N steps of which a rank
-  // sends in N - 1 (silent in its own reduce's).
-  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 32, 32, 8) == 32 * 31);
-  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Hierarchical, 32, 32, 8) == 32 * 31);
+  // Reduces to each owner, whatever the algorithm: the ring over all ranks, N steps of which a rank
+  // sends in N - 1 (silent in its own reduce's); with several GPUs in each of several servers the
+  // ring inside each server and the reduces across servers.
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 32, 32, 1) == 32 * 31);
   CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Pat, 32, 32, 1) == 32 * 31);
-  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 32, 32, 8, CollectiveMode::Coarse) == 32);
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 8, 8, 8) == 8 * 7);
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 32, 32, 8) == 32 * 7 + 32 * 3);
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Hierarchical, 32, 32, 8) == 32 * 7 + 32 * 3);
+  CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 32, 32, 1, CollectiveMode::Coarse) == 32);
   CHECK(flows(CollectiveOp::ReduceToOwners, CollectiveAlgorithm::Ring, 1024, 2, 1) == 2 * 1023);
   // In the server, and across servers.
   CHECK(flows(CollectiveOp::AllGatherInServer, CollectiveAlgorithm::Ring, 32, 32, 8) == 32 * 7);
