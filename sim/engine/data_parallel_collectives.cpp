@@ -222,7 +222,7 @@ void DataParallelCollectives::reduce_to_owners(const std::string& tag, int rank,
   // server through its own GPU's NIC, so a server's NICs all carry their share of the reduces.
   // Taken as a reduce-scatter inside the server and the reduces to each owner among the GPUs of
   // one local index across servers (one NIC each), as the cross-server part of hierarchical.
-  if (!pat_across_servers()) return ring_reduce_to_owners(world(tag), rank, bytes, context_);
+  if (!several_gpus_in_several_even_servers()) return ring_reduce_to_owners(world(tag), rank, bytes, context_);
   ring_reduce_scatter(local(tag, rank), local_index_[rank], bytes, context_);
   ring_reduce_to_owners(cross(tag, rank), cross_index_[rank], bytes / local(tag, rank).size(), context_);
 }

@@ -96,7 +96,10 @@ class DataParallelCollectives {
   const InNetworkGroup& in_network(const std::string& tag, int rank);
   bool one_per_server() const { return ranks_of_server_.begin()->second.size() == 1; }
   // PAT across servers with rings inside (several GPUs in each of several even servers).
-  bool pat_across_servers() const { return even_servers_ && !one_per_server() && ranks_of_server_.size() > 1; }
+  bool pat_across_servers() const { return several_gpus_in_several_even_servers(); }
+  bool several_gpus_in_several_even_servers() const {
+    return even_servers_ && !one_per_server() && ranks_of_server_.size() > 1;
+  }
   // The longest latency and narrowest bandwidth of the routes from each rank of every group to the
   // ranks `distances` after it (in group order); the groups span `servers` servers each.
   GroupRoutes routes_of(const std::vector<std::vector<int>>& groups, const std::vector<int>& distances, int servers);
