@@ -18,7 +18,10 @@
 // of a scan on a cold card (MAMF's maximum, 10-16% above it on the H100 measured here).
 // Kernels that are not GEMMs stream HBM at hbm_efficiency of its bandwidth (a measured share: no
 // kernel reaches the datasheet rate); the bytes a row reduction moves (layer norm, the softmax
-// over attention scores) go at row_reduction_hbm_efficiency, about half on the H100 measured.
+// over attention scores) go at row_reduction_hbm_efficiency, about half on the H100 measured; the
+// bytes of an elementwise kernel with a broadcast operand (an attention mask over every head, a
+// 0-dim tensor), which PyTorch's TensorIterator runs in its non-vectorized kernel, at
+// broadcast_hbm_efficiency (0.41 of the datasheet on the H100 measured, 0.31 on the H200).
 #include "models/precision.hpp"
 #include "models/profile.hpp"
 
@@ -35,6 +38,7 @@ struct GpuSpec {
   bool gemm_wave_quantization = true;    // the last wave's idle SMs cost time (false: a measured sweep shows no loss)
   double hbm_efficiency = 1;             // share of hbm_Bps a streaming kernel achieves
   double row_reduction_hbm_efficiency = 1;  // share a row reduction achieves (norms, softmax)
+  double broadcast_hbm_efficiency = 1;      // share a non-vectorized kernel (a broadcast operand) achieves
   double collective_interference = 0;    // fraction of compute throughput lost while a collective kernel runs
   double dma_interference = 0;           // fraction lost while a NIC DMA-writes into HBM
   // Kernel-level scheduling (sim/engine/gpu_device.hpp).  0 SMs: unknown, every kernel fills the GPU.
@@ -66,10 +70,12 @@ struct GpuSpec {
   double kernel_sm_share(double output_elements) const;
   // Roofline for kernels that are not matrix multiplies: max(flops / peak(p), bytes / achieved_hbm_Bps()).
   double roofline_time_s(double flops, double bytes, Precision p) const;
-  // An elementwise kernel of which `reduction_bytes` (of `bytes`) are a row reduction's:
-  // max(flops / peak(p), (bytes - reduction_bytes) / achieved_hbm_Bps() + reduction_bytes /
-  // (hbm_Bps x row_reduction_hbm_efficiency)).
-  double elementwise_time_s(double flops, double bytes, double reduction_bytes, Precision p) const;
+  // An elementwise kernel of which `reduction_bytes` (of `bytes`) are a row reduction's and
+  // `broadcast_bytes` a non-vectorized kernel's: max(flops / peak(p), (bytes - reduction_bytes -
+  // broadcast_bytes) / achieved_hbm_Bps() + reduction_bytes / (hbm_Bps x
+  // row_reduction_hbm_efficiency) + broadcast_bytes / (hbm_Bps x broadcast_hbm_efficiency)).
+  double elementwise_time_s(double flops, double bytes, double reduction_bytes, double broadcast_bytes,
+                            Precision p) const;
   // A duration stretched by interference: time / (1 - share) while `share` of throughput is lost.
   static double slowed_time_s(double time_s, double lost_share) { return time_s / (1.0 - lost_share); }
 };

@@ -64,6 +64,9 @@ std::vector<KindSpec> build_kinds() {
           {"row_reduction_hbm_efficiency", Dim::Fraction, FieldRange::UnitInterval, kOptional, kReal,
            "share of hbm_bandwidth a row reduction achieves: layer norm, the softmax over attention scores "
            "(absent: hbm_efficiency)"},
+          {"broadcast_hbm_efficiency", Dim::Fraction, FieldRange::UnitInterval, kOptional, kReal,
+           "share of hbm_bandwidth an elementwise kernel with a broadcast operand achieves (PyTorch's "
+           "non-vectorized TensorIterator kernel: an attention mask applied over every head; absent: hbm_efficiency)"},
           {"collective_interference", Dim::Fraction, FieldRange::HalfOpenFraction, kRequired, kReal,
            "share of compute throughput lost while a GPU-executed collective kernel runs"},
           {"dma_interference", Dim::Fraction, FieldRange::HalfOpenFraction, kRequired, kReal,

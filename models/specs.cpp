@@ -64,12 +64,17 @@ double GpuSpec::roofline_time_s(double flops, double bytes, Precision p) const {
   return std::max(flops / peak_flops(p), bytes / achieved_hbm_Bps());
 }
 
-double GpuSpec::elementwise_time_s(double flops, double bytes, double reduction_bytes, Precision p) const {
-  // One rate for both: the plain roofline, to the last bit.
-  if (!(reduction_bytes > 0) || row_reduction_hbm_efficiency == hbm_efficiency) return roofline_time_s(flops, bytes, p);
-  const double streamed = std::max(0.0, bytes - reduction_bytes);
-  return std::max(flops / peak_flops(p),
-                  streamed / achieved_hbm_Bps() + reduction_bytes / (hbm_Bps * row_reduction_hbm_efficiency));
+double GpuSpec::elementwise_time_s(double flops, double bytes, double reduction_bytes, double broadcast_bytes,
+                                   Precision p) const {
+  // One rate for all: the plain roofline, to the last bit.
+  const bool reductions = reduction_bytes > 0 && row_reduction_hbm_efficiency != hbm_efficiency;
+  const bool broadcasts = broadcast_bytes > 0 && broadcast_hbm_efficiency != hbm_efficiency;
+  if (!reductions && !broadcasts) return roofline_time_s(flops, bytes, p);
+  const double reduced = reductions ? reduction_bytes : 0, broadcast = broadcasts ? broadcast_bytes : 0;
+  const double streamed = std::max(0.0, bytes - reduced - broadcast);
+  return std::max(flops / peak_flops(p), streamed / achieved_hbm_Bps() +
+                                             reduced / (hbm_Bps * row_reduction_hbm_efficiency) +
+                                             broadcast / (hbm_Bps * broadcast_hbm_efficiency));
 }
 
 GpuSpec gpu_from_profile(const Profile& p) {
@@ -84,6 +89,7 @@ GpuSpec gpu_from_profile(const Profile& p) {
   g.gemm_efficiency_max = p.get("gemm_efficiency_max");
   g.hbm_efficiency = p.get_or("hbm_efficiency", 1);
   g.row_reduction_hbm_efficiency = p.get_or("row_reduction_hbm_efficiency", g.hbm_efficiency);
+  g.broadcast_hbm_efficiency = p.get_or("broadcast_hbm_efficiency", g.hbm_efficiency);
   g.collective_interference = p.get("collective_interference");
   g.dma_interference = p.get("dma_interference");
   g.sm_count = static_cast<int>(p.get_or("sm_count", 0));

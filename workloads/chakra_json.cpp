@@ -489,6 +489,8 @@ ChakraGraph trace_to_chakra(const Trace& trace) {
         n.attrs.push_back(make_attr("luwusim.parameterless_modules", "int64_val", k.parameterless_modules));
       if (k.reduction_bytes > 0)
         n.attrs.push_back(make_attr("luwusim.reduction_bytes", "double_val", k.reduction_bytes));
+      if (k.broadcast_bytes > 0)
+        n.attrs.push_back(make_attr("luwusim.broadcast_bytes", "double_val", k.broadcast_bytes));
       if (k.measured_s > 0) {
         n.attrs.push_back(make_attr("luwusim.measured_s", "double_val", k.measured_s));
         n.duration_micros = static_cast<std::uint64_t>(std::llround(k.measured_s * 1e6));
@@ -583,6 +585,7 @@ Trace rebuild_trace(const ChakraGraph& g, const std::vector<std::size_t>& order,
       if (const auto* h = n.attr("luwusim.parameterless_modules")) k["parameterless_modules"] = h->value;
       if (const auto* m = n.attr("luwusim.measured_s")) k["measured_s"] = m->value;
       if (const auto* r = n.attr("luwusim.reduction_bytes")) k["reduction_bytes"] = r->value;
+      if (const auto* r = n.attr("luwusim.broadcast_bytes")) k["broadcast_bytes"] = r->value;
       op_kernels[o].push_back(std::move(k));
     }
   }

@@ -19,6 +19,7 @@ struct Dims {
   double T, b, s, h, a, kv, f, V, e;
   bool swiglu, fused_attention, biases, separate_qkv;
   int score_passes;
+  AttentionScores scores_kind;
   int layout_copies;
   std::uint64_t norm_params;
   double t;           // tensor-parallel GPUs: the split regions' widths are / t
@@ -74,17 +75,85 @@ constexpr const char* kScorePasses = "attention-softmax";
 // The layout copies beside an unfused attention, one kernel (its backward copies as many back).
 constexpr const char* kLayoutCopies = "attention-layout";
 
-// Unfused attention on this GPU's a / t heads: Q K^T, the passes over the scores, scores x V.
+// The kernels over the N = b (a / t) s^2 scores between Q K^T and scores x V (training_config.hpp
+// AttentionScores), forward; bytes are the least each must move, e per element, 1 per boolean.
+constexpr const char* kMaskAdd = "attention-mask-add";
+constexpr const char* kClamp = "attention-clamp";
+constexpr const char* kMaskFill = "attention-mask-fill";
+
+Kernel broadcast_kernel(std::string name, double bytes, double output_elements) {
+  Kernel k = elementwise(std::move(name), bytes, output_elements);
+  k.broadcast_bytes = bytes;
+  return k;
+}
+
+std::vector<Kernel> score_kernels(const Dims& d) {
+  const double N = d.b * (d.a / d.t) * d.s * d.s;
+  const Kernel softmax = elementwise(kScorePasses, d.e * 2 * N, N, d.e * 2 * N);
+  switch (d.scores_kind) {
+    case AttentionScores::Passes:
+      // One pass is the softmax, a row reduction; the others (mask, clamp, dropout) stream.
+      if (d.score_passes == 0) return {};
+      return {elementwise(kScorePasses, d.e * 2 * d.score_passes * N, N, d.e * 2 * N)};
+    case AttentionScores::HuggingFaceOpt:
+      // + attention_mask: reads the scores and the [b, 1, s, s] mask once, writes the sum;
+      // torch.max against a 0-dim tensor: reads and writes them.
+      return {broadcast_kernel(kMaskAdd, d.e * (2 * N + d.b * d.s * d.s), N), broadcast_kernel(kClamp, d.e * 2 * N, N),
+              softmax};
+    case AttentionScores::MaskedFill: {
+      // The clone (a copy) and the fill in place, which reads the [s, s] booleans once.
+      Kernel fill = elementwise(kMaskFill, d.e * 4 * N + d.s * d.s, N);
+      fill.broadcast_bytes = d.e * 2 * N + d.s * d.s;
+      return {fill, softmax};
+    }
+  }
+  return {};
+}
+
+// The backward of one of score_kernels' kernels (none: the gradient passes through).
+std::vector<Kernel> score_kernel_backward(const Kernel& fwd, const Dims& d) {
+  const double N = fwd.output_elements;
+  const std::string name = fwd.name + " backward";
+  if (fwd.name == kScorePasses) {
+    if (d.scores_kind == AttentionScores::Passes) {
+      // A pass over the scores reads its saved tensor and the gradient and writes one: 3 of its 2.
+      Kernel k = fwd;
+      k.name = name;
+      k.bytes = 1.5 * fwd.bytes;
+      k.reduction_bytes = 1.5 * fwd.reduction_bytes;
+      return {k};
+    }
+    // The softmax's backward reads its output and the gradient and writes one; it streams
+    // (cunn_SoftMaxBackwardSmem at the copy rate on the H100 and H200 measured, block.json).
+    return {elementwise(name, d.e * 3 * N, N)};
+  }
+  if (fwd.name == kClamp) {
+    // grad / 2 (2 e), self == other (e + 1, broadcast), where (3 e + 1), self < other (e + 1,
+    // broadcast), masked_fill_ in place (2 e + 1): (9 e + 4) N.
+    Kernel k = elementwise(name, (9 * d.e + 4) * N, N);
+    k.broadcast_bytes = 2 * (d.e + 1) * N;
+    return {k};
+  }
+  if (fwd.name == kMaskFill) {  // grad.masked_fill(mask, 0): the same clone and fill
+    Kernel k = fwd;
+    k.name = name;
+    return {k};
+  }
+  return {};  // kMaskAdd: its gradient is the sum's
+}
+
+bool is_score_kernel(const std::string& name) {
+  return name == kScorePasses || name == kMaskAdd || name == kClamp || name == kMaskFill;
+}
+
+// Unfused attention on this GPU's a / t heads: Q K^T, the kernels over the scores, scores x V.
 std::vector<Kernel> unfused_attention(const Dims& d) {
   const double heads = d.a / d.t, head_dim = d.h / d.a, batch = d.b * heads;
-  const double scores = batch * d.s * d.s;
   std::vector<Kernel> out;
   if (d.layout_copies > 0)
     out.push_back(elementwise(kLayoutCopies, d.e * 2 * d.layout_copies * d.T * (d.h / d.t), d.T * (d.h / d.t)));
   out.push_back(gemm("attention-scores", d.s, d.s, head_dim, d.e, batch));
-  // One pass is the softmax, a row reduction; the others (mask, clamp, dropout) stream.
-  if (d.score_passes > 0)
-    out.push_back(elementwise(kScorePasses, d.e * 2 * d.score_passes * scores, scores, d.e * 2 * scores));
+  for (auto& k : score_kernels(d)) out.push_back(std::move(k));
   out.push_back(gemm("attention-context", d.s, head_dim, d.s, d.e, batch));
   return out;
 }
@@ -184,10 +253,13 @@ std::vector<Kernel> backward_of(const std::vector<Kernel>& forward, const Dims& 
         break;
       }
       case KernelKind::Elementwise: {
+        if (is_score_kernel(it->name)) {
+          for (auto& k : score_kernel_backward(*it, d)) out.push_back(std::move(k));
+          break;
+        }
         Kernel k = *it;
         k.name += " backward";
-        // A pass over the scores reads its saved tensor and the gradient and writes one: 3 of its 2.
-        const double scale = it->name == kScorePasses ? 1.5 : it->name == kLayoutCopies ? 1 : 2;
+        const double scale = it->name == kLayoutCopies ? 1 : 2;
         k.bytes = scale * it->bytes;
         k.reduction_bytes = scale * it->reduction_bytes;
         out.push_back(k);
@@ -253,6 +325,7 @@ std::vector<Kernel> layer_kernels(const ModelConfig& m, const TrainingConfig& t,
   d.swiglu = m.ffn_kind == FfnKind::SwiGlu;
   d.fused_attention = t.memory_efficient_attention;
   d.score_passes = t.attention_score_passes;
+  d.scores_kind = t.attention_scores;
   d.layout_copies = t.attention_layout_copies;
   d.biases = m.biases;
   d.separate_qkv = m.separate_qkv;

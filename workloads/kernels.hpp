@@ -14,7 +14,11 @@
 //                                      scaling, per-head transposes), each read and written once
 //     attention-scores   batched GEMM  Q K^T, a b GEMMs of s x d_head by d_head x s
 //     attention-softmax  elementwise   attention_score_passes passes over the a b s^2 scores, each
-//                                      reading and writing them (mask, softmax, dropout)
+//                                      reading and writing them (mask, softmax, dropout); or, as
+//                                      a framework runs them (TrainingConfig::attention_scores):
+//                                      Hugging Face OPT's attention-mask-add and attention-clamp
+//                                      (broadcast operands) before the softmax, or a masked fill
+//                                      (attention-mask-fill: a clone and the fill) before it
 //     attention-context  batched GEMM  scores x V, a b GEMMs of s x s by s x d_head
 //   attention-out   GEMM         T x h by h x h
 //   ffn-norm        elementwise  dropout + residual add + norm: 5 T x h elements
@@ -39,7 +43,8 @@
 // dA = dC B^T (T x n by n x k) and the weight gradient dB = A^T dC (k x T by T x n); attention's
 // backward has twice its forward FLOPs (plus Q K^T once more when memory-efficient, as the
 // accounting counts) and moves twice its bytes; the score passes' backward reads two tensors and
-// writes one per pass; any other elementwise kernel's backward moves twice its forward's bytes.
+// writes one per pass (a framework's score kernels: the backward its autograd runs, kernels.cpp
+// score_kernel_backward); any other elementwise kernel's backward moves twice its forward's bytes.
 // Row reductions (Kernel::reduction_bytes): attention-norm and final-norm whole, ffn-norm's norm
 // (2 of its 5 passes: the other 3 are the residual add before it), the softmax pass of the
 // score passes (1 of them); their backward scales them as it scales the kernel.  The embedding is a gather forward and a scatter-add backward (3 T x h
@@ -93,6 +98,9 @@ struct Kernel {
   // Of `bytes`, what a row reduction moves (the norms, the softmax over the attention scores):
   // such kernels reach a lower share of HBM than a stream (GpuSpec::row_reduction_hbm_efficiency).
   double reduction_bytes = 0;
+  // Of `bytes`, what runs in PyTorch's non-vectorized elementwise kernel because an operand is
+  // broadcast (an attention mask over every head, a 0-dim tensor): GpuSpec::broadcast_hbm_efficiency.
+  double broadcast_bytes = 0;
   double output_elements = 0;     // elements it writes: its parallelism (how many SMs it can fill)
   GemmShape gemm{};               // GEMMs only (zero otherwise)
   // Parameters (elements) of the sub-module whose use this kernel begins: its weights must be on

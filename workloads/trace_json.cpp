@@ -86,6 +86,7 @@ Json kernel_to_json(const Kernel& k) {
   if (k.parameterless_modules > 0) j["parameterless_modules"] = k.parameterless_modules;
   if (k.measured_s > 0) j["measured_s"] = k.measured_s;
   if (k.reduction_bytes > 0) j["reduction_bytes"] = k.reduction_bytes;
+  if (k.broadcast_bytes > 0) j["broadcast_bytes"] = k.broadcast_bytes;
   return j;
 }
 
@@ -96,7 +97,7 @@ GemmShape gemm_from_json(const JsonNode& node) {
 }
 
 Kernel kernel_from_json(const JsonNode& node) {
-  node.only_keys({"name", "kind", "flops", "bytes", "reduction_bytes", "output_elements", "gemm", "params",
+  node.only_keys({"name", "kind", "flops", "bytes", "reduction_bytes", "broadcast_bytes", "output_elements", "gemm", "params",
                   "parameterless_modules", "measured_s"});
   Kernel k;
   k.name = node.at("name").as_string();
@@ -109,6 +110,12 @@ Kernel kernel_from_json(const JsonNode& node) {
     k.reduction_bytes = node.at("reduction_bytes").as_non_negative();
     if (k.kind != KernelKind::Elementwise) node.at("reduction_bytes").fail("only elementwise kernels have row-reduction bytes");
     if (k.reduction_bytes > k.bytes) node.at("reduction_bytes").fail("a kernel's row-reduction bytes are part of its bytes");
+  }
+  if (node.has("broadcast_bytes")) {
+    k.broadcast_bytes = node.at("broadcast_bytes").as_non_negative();
+    if (k.kind != KernelKind::Elementwise) node.at("broadcast_bytes").fail("only elementwise kernels have broadcast bytes");
+    if (k.reduction_bytes + k.broadcast_bytes > k.bytes)
+      node.at("broadcast_bytes").fail("a kernel's broadcast and row-reduction bytes are parts of its bytes");
   }
   if (k.kind == KernelKind::Gemm) {
     k.gemm = gemm_from_json(node.at("gemm"));

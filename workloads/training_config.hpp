@@ -30,6 +30,40 @@ inline const Choices<DType>& dtype_choices() {
 // "fp16", "bf16" or "fp32"; anything else is std::invalid_argument (common/choice.hpp's message).
 inline DType parse_dtype(const std::string& text) { return choose(text, dtype_choices(), "dtype"); }
 
+// Which kernels an unfused attention runs over its a x s x s scores between Q K^T and scores x V.
+// - Passes: attention_score_passes streaming passes, each reading and writing the scores once
+//   (backward: reading two and writing one), one of them the softmax's row reduction: a fused
+//   scale-mask-softmax (Megatron-LM: 2 with the attention dropout).
+// - HuggingFaceOpt: eager PyTorch running transformers 4.2x's OPTAttention in bf16 (what
+//   DeepSpeed 0.9.3's users ran OPT with): the causal mask added (`+ attention_mask`, a
+//   [b, 1, s, s] tensor broadcast over the heads), the clamp `torch.max(w, torch.tensor(finfo.min,
+//   device=...))` against a 0-dim tensor, and the softmax (the dropout at OPT's attention_dropout 0
+//   is skipped).  The add and the clamp have a broadcast operand, so PyTorch's TensorIterator runs
+//   them in its non-vectorized kernel.  Backward, from PyTorch's derivatives.yaml: the softmax's
+//   backward (reads its output and the gradient, writes one); maximum's
+//   `where(self == other, grad / 2, grad).masked_fill_(self < other, 0)`, five kernels, the two
+//   comparisons against the 0-dim tensor non-vectorized; the add passes the gradient through.
+// - MaskedFill: `scores.masked_fill(mask, -inf)` with a [s, s] boolean mask, then the softmax
+//   (GPT-style eager code, and bench/gpu_block.py's unfused block): the out-of-place fill clones the
+//   scores and fills the copy in place in the non-vectorized kernel; its backward,
+//   `grad.masked_fill(mask, 0)`, does the same to the gradient.
+enum class AttentionScores { Passes, HuggingFaceOpt, MaskedFill };
+
+inline std::string to_string(AttentionScores a) {
+  switch (a) {
+    case AttentionScores::Passes: return "passes";
+    case AttentionScores::HuggingFaceOpt: return "hugging-face-opt";
+    case AttentionScores::MaskedFill: return "masked-fill";
+  }
+  return "?";
+}
+
+inline const Choices<AttentionScores>& attention_scores_choices() {
+  static const Choices<AttentionScores> choices =
+      choices_by_name({AttentionScores::Passes, AttentionScores::HuggingFaceOpt, AttentionScores::MaskedFill});
+  return choices;
+}
+
 // The largest settings luwusim accepts, from JSON (training_from_json) and from the command line
 // (validate_training), so that whatever it writes it reads back.
 inline constexpr int kMaxMicroBatch = 1 << 20;
@@ -56,6 +90,9 @@ struct TrainingConfig {
   // (transformers 4.2x) makes 3: the mask add, the clamp at finfo.min and the softmax (OPT's
   // attention dropout is 0, which PyTorch skips).  Ignored with memory-efficient attention.
   int attention_score_passes = 2;
+  // The kernels over the scores (see AttentionScores): "passes" counts attention_score_passes;
+  // the others are the kernels a framework's code launches, counted from it.
+  AttentionScores attention_scores = AttentionScores::Passes;
   // Without it, the copies of T x h/t tensors an unfused attention makes beside its GEMMs, each
   // reading and writing one (backward: as many).  0: Megatron-LM's batched GEMMs read the heads
   // strided.  Hugging Face's OPTAttention (transformers 4.2x) makes 5: q_proj's output scaled

@@ -7,7 +7,9 @@
 //    "grad_accum": 1,                       default 1; an integer in [1, kMaxGradAccum = 2^20]
 //    "recompute": true,                     default false
 //    "memory_efficient_attention": false,   default false
-//    "attention_score_passes": 2,           default 2; an integer in [0, 16] (training_config.hpp)
+//    "attention_scores": "passes",          default "passes"; "passes", "hugging-face-opt" or
+//                                           "masked-fill" (training_config.hpp, AttentionScores)
+//    "attention_score_passes": 2,           default 2; an integer in [0, 16]; with "passes" only
 //    "attention_layout_copies": 0,          default 0; an integer in [0, 16] (training_config.hpp)
 //    "dtype": "fp16"}                       default "fp16"; "fp16", "bf16" or "fp32"
 // Unknown keys are rejected.  Then validate_training (workloads/trace.hpp) applies what luwusim

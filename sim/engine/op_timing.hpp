@@ -52,7 +52,7 @@ inline KernelRun kernel_run(const workloads::Kernel& k, const models::GpuSpec& g
       if (k.flops > 0) run.seconds = gpu.matrix_kernel_time_s(k.flops, k.bytes, p);
       break;
     case workloads::KernelKind::Elementwise:
-      run.seconds = gpu.elementwise_time_s(k.flops, k.bytes, k.reduction_bytes, p);
+      run.seconds = gpu.elementwise_time_s(k.flops, k.bytes, k.reduction_bytes, k.broadcast_bytes, p);
       break;
   }
   return run;

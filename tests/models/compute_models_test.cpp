@@ -154,8 +154,8 @@ TEST_CASE("row reductions go at their own HBM share: closed form, A100 default, 
   GpuSpec g = simple_gpu();  // 1.5 TB/s, streams at 0.8
   g.row_reduction_hbm_efficiency = 0.4;
   // 1 GB of which 0.4 GB a reduction's: 0.6e9 / 1.2e12 + 0.4e9 / 0.6e12.
-  CHECK(g.elementwise_time_s(0, 1e9, 4e8, Precision::Fp16) == doctest::Approx(0.5e-3 + 2.0 / 3 * 1e-3));
-  CHECK(g.elementwise_time_s(0, 1e9, 0, Precision::Fp16) == doctest::Approx(g.roofline_time_s(0, 1e9, Precision::Fp16)));
+  CHECK(g.elementwise_time_s(0, 1e9, 4e8, 0, Precision::Fp16) == doctest::Approx(0.5e-3 + 2.0 / 3 * 1e-3));
+  CHECK(g.elementwise_time_s(0, 1e9, 0, 0, Precision::Fp16) == doctest::Approx(g.roofline_time_s(0, 1e9, Precision::Fp16)));
   // A profile without the field: reductions stream like the rest.
   GpuSpec pcie = gpu_from_profile(find_profile("a100-40gb-pcie"));
   CHECK(pcie.row_reduction_hbm_efficiency == pcie.hbm_efficiency);
@@ -172,7 +172,7 @@ TEST_CASE("row reductions go at their own HBM share: closed form, A100 default, 
       if (name == "layer_norm_fwd" || name == "softmax_fwd" || name == "softmax_bwd") workload_bytes = measured_bytes;
       if (name == "layer_norm_bwd") workload_bytes = measured_bytes * 4 / 3;  // measured as 3 passes
       if (workload_bytes == 0) continue;
-      const double predicted = h100.elementwise_time_s(0, workload_bytes, workload_bytes, Precision::Bf16);
+      const double predicted = h100.elementwise_time_s(0, workload_bytes, workload_bytes, 0, Precision::Bf16);
       CAPTURE(shape);
       CAPTURE(name);
       CHECK(std::abs(predicted / measured_s - 1) < 0.25);
@@ -181,6 +181,25 @@ TEST_CASE("row reductions go at their own HBM share: closed form, A100 default, 
   REQUIRE(ratios.size() == 10);
   std::sort(ratios.begin(), ratios.end());
   CHECK((ratios[4] + ratios[5]) / 2 == doctest::Approx(1).epsilon(0.01));
+}
+
+TEST_CASE("kernels with a broadcast operand go at their own HBM share: closed form, A100 default") {
+  GpuSpec g = simple_gpu();  // 1.5 TB/s, streams at 0.8
+  g.row_reduction_hbm_efficiency = 0.4;
+  g.broadcast_hbm_efficiency = 0.3;
+  // 1 GB: 0.4 GB a reduction's, 0.3 GB broadcast, 0.3 GB streamed:
+  // 0.3e9 / 1.2e12 + 0.4e9 / 0.6e12 + 0.3e9 / 0.45e12.
+  CHECK(g.elementwise_time_s(0, 1e9, 4e8, 3e8, Precision::Fp16) ==
+        doctest::Approx(0.25e-3 + 2.0 / 3 * 1e-3 + 2.0 / 3 * 1e-3));
+  // Broadcast alone, with reductions at the streaming rate.
+  g.row_reduction_hbm_efficiency = g.hbm_efficiency;
+  CHECK(g.elementwise_time_s(0, 1e9, 0, 1e9, Precision::Fp16) == doctest::Approx(1e9 / 0.45e12));
+  // The A100s: no measurement cited, so broadcast kernels stream like the rest.
+  GpuSpec pcie = gpu_from_profile(find_profile("a100-40gb-pcie"));
+  CHECK(pcie.broadcast_hbm_efficiency == pcie.hbm_efficiency);
+  CHECK(pcie.elementwise_time_s(0, 1e9, 0, 1e9, Precision::Bf16) == pcie.roofline_time_s(0, 1e9, Precision::Bf16));
+  // The H100's is its measured masked fill's median share (block.json).
+  CHECK(gpu_from_profile(find_profile("h100-80gb-sxm")).broadcast_hbm_efficiency == doctest::Approx(0.393));
 }
 
 TEST_CASE("calibrate-gpu's HBM fit: the copy's share, the reductions' median share, rates above the datasheet refused") {

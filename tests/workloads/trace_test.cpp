@@ -279,6 +279,19 @@ TEST_CASE("a version 1 trace (one representative GEMM per op) loads with its lay
   CHECK_THROWS_AS(trace_from_json(JsonNode(old, "old.json")), InputError);
 }
 
+TEST_CASE("a trace with Hugging Face OPT's score kernels reads back equal, broadcast bytes included") {
+  TrainingConfig hf = training(2, 256, 1, true, DType::Bf16);
+  hf.attention_scores = AttentionScores::HuggingFaceOpt;
+  const Trace t = generate_trace(*find_catalog_model("opt-1.3b"), hf);
+  const Trace back = trace_from_json(JsonNode(trace_to_json(t), "t.json"));
+  CHECK(back.training == t.training);
+  CHECK(back.kernel_lists == t.kernel_lists);
+  bool broadcast = false;
+  for (const auto& list : back.kernel_lists)
+    for (const auto& k : list) broadcast = broadcast || k.broadcast_bytes > 0;
+  CHECK(broadcast);
+}
+
 TEST_CASE("malformed traces are InputErrors naming the JSON path") {
   Trace t = generate_trace(*find_catalog_model("gpt3-125m"), training(1, 64, 2, false));
   const Json good = trace_to_json(t);
@@ -304,6 +317,24 @@ TEST_CASE("malformed traces are InputErrors naming the JSON path") {
         if (k.contains("reduction_bytes")) k["reduction_bytes"] = k["bytes"].get<double>() * 2;
     expect_error_at(over, ".reduction_bytes");
     CHECK(error_of(over).find("part of its bytes") != std::string::npos);
+  }
+  {
+    Json over = good;  // broadcast bytes that, with the row reduction's, exceed the kernel's bytes
+    for (auto& list : over["kernel_lists"])
+      for (auto& k : list)
+        if (k.contains("reduction_bytes")) k["broadcast_bytes"] = k["bytes"].get<double>() - k["reduction_bytes"].get<double>() + 1;
+    expect_error_at(over, ".broadcast_bytes");
+    CHECK(error_of(over).find("parts of its bytes") != std::string::npos);
+    Json gemm = good;  // only elementwise kernels have them
+    std::string path;
+    for (std::size_t list = 0; list < gemm["kernel_lists"].size() && path.empty(); ++list)
+      for (std::size_t i = 0; i < gemm["kernel_lists"][list].size() && path.empty(); ++i)
+        if (gemm["kernel_lists"][list][i]["kind"] == "gemm") {
+          gemm["kernel_lists"][list][i]["broadcast_bytes"] = 1;
+          path = "$.kernel_lists[" + std::to_string(list) + "][" + std::to_string(i) + "].broadcast_bytes";
+        }
+    REQUIRE_FALSE(path.empty());
+    expect_error_at(gemm, path);
   }
   Json d = good;
   d["version"] = 4;
@@ -464,4 +495,79 @@ TEST_CASE("unfused attention: the score passes are a setting, and backward is fo
   CHECK(generate_trace(gpt3_175b(), none).kernels_of(generate_trace(gpt3_175b(), none).ops[1]).size() == fwd.size() - 1);
   none.attention_score_passes = 17;
   CHECK_THROWS_AS(generate_trace(gpt3_175b(), none), std::invalid_argument);
+}
+
+TEST_CASE("attention scores as a framework runs them: Hugging Face OPT and a masked fill, from PyTorch's kernels") {
+  // GPT-3 175B, 2 x 1024 tokens, bf16: N = 2 x 96 x 1024^2 score elements of e = 2 bytes.
+  const double N = 2 * 96 * 1024.0 * 1024.0, e = 2, mask = 2 * 1024.0 * 1024.0;
+  auto scores_kernels = [](const Trace& t, OpKind kind) {
+    const TraceOp* op = nullptr;
+    for (const auto& o : t.ops)
+      if (o.kind == kind && o.layer == 1 && op == nullptr) op = &o;
+    REQUIRE(op != nullptr);
+    std::vector<Kernel> out;
+    for (const auto& k : t.kernels_of(*op))
+      if (k.kind == KernelKind::Elementwise && k.name.rfind("attention-", 0) == 0 && k.name.rfind("attention-norm", 0) != 0)
+        out.push_back(k);
+    return out;
+  };
+  TrainingConfig hf = training(2, 1024, 1, false, DType::Bf16);
+  hf.attention_scores = AttentionScores::HuggingFaceOpt;
+  const Trace opt = generate_trace(gpt3_175b(), hf);
+  const auto fwd = scores_kernels(opt, OpKind::Forward);
+  REQUIRE(fwd.size() == 3);
+  // + attention_mask: the scores read and written, the [b, 1, s, s] mask read once; all broadcast.
+  CHECK(fwd[0].name == "attention-mask-add");
+  CHECK(fwd[0].bytes == doctest::Approx(2 * e * N + e * mask).epsilon(1e-12));
+  CHECK(fwd[0].broadcast_bytes == fwd[0].bytes);
+  // torch.max against a 0-dim tensor: read and written, broadcast.
+  CHECK(fwd[1].name == "attention-clamp");
+  CHECK(fwd[1].bytes == doctest::Approx(2 * e * N).epsilon(1e-12));
+  CHECK(fwd[1].broadcast_bytes == fwd[1].bytes);
+  // The softmax, a row reduction.
+  CHECK(fwd[2].name == "attention-softmax");
+  CHECK(fwd[2].reduction_bytes == doctest::Approx(2 * e * N).epsilon(1e-12));
+  CHECK(fwd[2].broadcast_bytes == 0);
+  // Backward: the softmax's (3 tensors, streamed), then maximum's five kernels: grad / 2 (2 e),
+  // self == other (e + 1), where (3 e + 1), self < other (e + 1), masked_fill_ (2 e + 1) = 22 bytes
+  // per element in bf16, the two comparisons (6 bytes) broadcast; the add's gradient is the sum's.
+  const auto bwd = scores_kernels(opt, OpKind::Backward);
+  REQUIRE(bwd.size() == 2);
+  CHECK(bwd[0].name == "attention-softmax backward");
+  CHECK(bwd[0].bytes == doctest::Approx(3 * e * N).epsilon(1e-12));
+  CHECK(bwd[0].reduction_bytes == 0);
+  CHECK(bwd[1].name == "attention-clamp backward");
+  CHECK(bwd[1].bytes == doctest::Approx(22 * N).epsilon(1e-12));
+  CHECK(bwd[1].broadcast_bytes == doctest::Approx(6 * N).epsilon(1e-12));
+
+  // A masked fill with a [s, s] boolean mask: clone (2 e) and fill in place (2 e + the mask, broadcast),
+  // the softmax; backward the softmax's and the same clone and fill of the gradient.
+  TrainingConfig fill = hf;
+  fill.attention_scores = AttentionScores::MaskedFill;
+  const Trace gpt = generate_trace(gpt3_175b(), fill);
+  const auto ffwd = scores_kernels(gpt, OpKind::Forward);
+  REQUIRE(ffwd.size() == 2);
+  CHECK(ffwd[0].name == "attention-mask-fill");
+  CHECK(ffwd[0].bytes == doctest::Approx(4 * e * N + 1024.0 * 1024.0).epsilon(1e-12));
+  CHECK(ffwd[0].broadcast_bytes == doctest::Approx(2 * e * N + 1024.0 * 1024.0).epsilon(1e-12));
+  const auto fbwd = scores_kernels(gpt, OpKind::Backward);
+  REQUIRE(fbwd.size() == 2);
+  CHECK(fbwd[0].bytes == doctest::Approx(3 * e * N).epsilon(1e-12));
+  CHECK(fbwd[1].name == "attention-mask-fill backward");
+  CHECK(fbwd[1].bytes == ffwd[0].bytes);
+  CHECK(fbwd[1].broadcast_bytes == ffwd[0].broadcast_bytes);
+
+  // Memory-efficient attention has none of them; the FLOPs do not change.
+  TrainingConfig fused = hf;
+  fused.memory_efficient_attention = true;
+  CHECK(scores_kernels(generate_trace(gpt3_175b(), fused), OpKind::Forward).empty());
+  TrainingConfig passes = hf;
+  passes.attention_scores = AttentionScores::Passes;
+  auto kernel_flops = [](const Trace& t) {
+    double sum = 0;
+    for (const auto& op : t.ops)
+      for (const auto& k : t.kernels_of(op)) sum += k.flops;
+    return sum;
+  };
+  CHECK(kernel_flops(generate_trace(gpt3_175b(), passes)) == doctest::Approx(kernel_flops(opt)).epsilon(1e-12));
 }

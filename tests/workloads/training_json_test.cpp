@@ -60,7 +60,7 @@ TEST_CASE("only micro_batch is required, the rest default to one 2048-token fp16
 TEST_CASE("every field is read as written, and training_to_json writes what reads back equal") {
   const Json j = {{"micro_batch", 3},           {"seq_len", 512}, {"grad_accum", 5},
                   {"recompute", true},          {"dtype", "bf16"}, {"memory_efficient_attention", true},
-                  {"attention_score_passes", 3}, {"attention_layout_copies", 5}};
+                  {"attention_scores", "passes"}, {"attention_score_passes", 3}, {"attention_layout_copies", 5}};
   const TrainingConfig t = read(j, *find_catalog_model("gpt3-125m"));
   CHECK(t.micro_batch == 3);
   CHECK(t.seq_len == 512);
@@ -72,6 +72,24 @@ TEST_CASE("every field is read as written, and training_to_json writes what read
   CHECK(t.dtype == DType::Bf16);
   CHECK(training_to_json(t) == j);
   CHECK(read(training_to_json(t), *find_catalog_model("gpt3-125m")) == t);
+}
+
+TEST_CASE("attention_scores names a framework's kernels over the scores, and then takes no pass count") {
+  const ModelConfig& m = *find_catalog_model("opt-1.3b");
+  TrainingConfig t = read({{"micro_batch", 1}, {"attention_scores", "hugging-face-opt"}}, m);
+  CHECK(t.attention_scores == AttentionScores::HuggingFaceOpt);
+  CHECK(read(training_to_json(t), m) == t);
+  CHECK_FALSE(training_to_json(t).contains("attention_score_passes"));
+  t = read({{"micro_batch", 1}, {"attention_scores", "masked-fill"}}, m);
+  CHECK(t.attention_scores == AttentionScores::MaskedFill);
+  CHECK(read(training_to_json(t), m) == t);
+  CHECK(read({{"micro_batch", 1}}, m).attention_scores == AttentionScores::Passes);
+  Failure f = failure_of({{"micro_batch", 1}, {"attention_scores", "hugging-face"}}, m);
+  CHECK(f.path == "$.training.attention_scores");
+  CHECK(contains(f.what, "\"hugging-face-opt\""));
+  f = failure_of({{"micro_batch", 1}, {"attention_scores", "hugging-face-opt"}, {"attention_score_passes", 3}}, m);
+  CHECK(f.path == "$.training.attention_score_passes");
+  CHECK(contains(f.what, "names its kernels itself"));
 }
 
 TEST_CASE("the bounds: micro_batch and grad_accum up to 2^20, seq_len up to 2^24 and the model's max_seq") {
