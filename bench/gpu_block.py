@@ -6,11 +6,13 @@ H100").  Needs PyTorch with CUDA.
 The block is the GPT/OPT block of luwusim's traces (workloads/kernels.hpp), kernel for kernel where
 eager PyTorch allows: layer norm, QKV (with bias), attention, output projection, residual add,
 layer norm, FFN up (bias), GELU (tanh), FFN down (bias), residual add.  Attention is either
-unfused (scores by torch.matmul, a causal mask filled in place and a softmax: luwusim's 2 passes
-over the scores) or fused (scaled_dot_product_attention, causal; luwusim's
---memory-efficient-attention).  Dropout is left out of both (p = 0: luwusim counts it inside the
-residual's 3 passes).  Hugging Face-style head reshapes copy q, k, v and the context (4 copies of
-T x h that luwusim does not count).
+unfused (scores by torch.matmul, a causal mask filled out of place, i.e. a clone and a fill with a
+broadcast mask, and a softmax: luwusim's --attention-scores masked-fill) or fused
+(scaled_dot_product_attention, causal; luwusim's --memory-efficient-attention).  Dropout is left out of both (p = 0: luwusim counts it inside the
+residual's 3 passes).  Hugging Face-style head reshapes copy q, k, v and the context, and q is
+scaled (5 copies of T x h: --attention-layout-copies 5).  luwusim's prediction of the same block:
+trace gen --model M --micro-batch B --seq 2048 --dtype bf16 --attention-scores masked-fill
+--attention-layout-copies 5 (tests/sim/block_measurement_test.cpp holds it against block.json).
 
   python3 bench/gpu_block.py OUT.json
 Writes one JSON object: per case the median forward and backward time of 10 timed steps after 3

@@ -32,6 +32,8 @@ struct GenOptions {
   int grad_accum = 1;
   bool recompute = false;
   bool memory_efficient_attention = false;
+  std::string attention_scores = "passes";
+  int attention_layout_copies = 0;
   std::string dtype = "fp16";
   std::string output;
   // The parallel layout (workloads/parallel_layout.hpp) and the pipeline stage to write.
@@ -67,6 +69,8 @@ TrainingConfig training_of(const GenOptions& o, const ModelConfig& model) {
   training.grad_accum = o.grad_accum;
   training.recompute = o.recompute;
   training.memory_efficient_attention = o.memory_efficient_attention;
+  training.attention_scores = luwu::choose(o.attention_scores, attention_scores_choices(), "attention score kernels");
+  training.attention_layout_copies = o.attention_layout_copies;
   training.dtype = parse_dtype(o.dtype);
   return training;
 }
@@ -298,6 +302,15 @@ const bool registered = luwu::cli::register_command(
       gen_cmd->add_flag("--recompute", gen->recompute, "Full activation checkpointing (recompute each block)");
       gen_cmd->add_flag("--memory-efficient-attention", gen->memory_efficient_attention,
                         "Attention without materialized scores (FlashAttention): no 5as^2b activation bytes");
+      gen_cmd
+          ->add_option("--attention-scores", gen->attention_scores,
+                       "Unfused attention's kernels over the scores: passes (2 streaming passes, Megatron's fused "
+                       "softmax), hugging-face-opt (OPTAttention in eager PyTorch) or masked-fill")
+          ->capture_default_str();
+      gen_cmd
+          ->add_option("--attention-layout-copies", gen->attention_layout_copies,
+                       "T x h copies beside unfused attention (Hugging Face's OPT: 5)")
+          ->capture_default_str();
       gen_cmd->add_option("--dtype", gen->dtype, "fp16, bf16 or fp32")->capture_default_str();
       gen_cmd->add_option("-o,--output", gen->output, "Trace file to write")->required();
       gen_cmd->add_option("--tensor-parallel", gen->tensor_parallel, "GPUs splitting every layer (Megatron)")

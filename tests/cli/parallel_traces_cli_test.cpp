@@ -93,6 +93,26 @@ TEST_CASE("trace gen with a bad layout is exit 2 with the reason and writes noth
   CHECK_FALSE(written.good());
 }
 
+TEST_CASE("trace gen --attention-scores and --attention-layout-copies reach the trace's training, bad values exit 2") {
+  REQUIRE(run_luwusim("trace gen --model opt-1.3b --micro-batch 1 --seq 256 --attention-scores hugging-face-opt "
+                      "--attention-layout-copies 5 -o pt-attention.json")
+              .exit_code == 0);
+  json written;
+  std::ifstream("pt-attention.json") >> written;
+  CHECK(written["training"]["attention_scores"] == "hugging-face-opt");
+  CHECK(written["training"]["attention_layout_copies"] == 5);
+  bool clamp = false;
+  for (const auto& list : written["kernel_lists"])
+    for (const auto& k : list) clamp = clamp || k["name"] == "attention-clamp backward";
+  CHECK(clamp);
+  std::remove("pt-attention.json");
+  const auto bad = run_luwusim("trace gen --model opt-1.3b --seq 256 --attention-scores hf -o pt-attention-bad.json");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "unknown attention score kernels \"hf\""));
+  std::ifstream none("pt-attention-bad.json");
+  CHECK_FALSE(none.good());
+}
+
 TEST_CASE("run: the shipped tensor x pipeline x data scenario reports its layout and the model-parallel waits") {
   const std::string scenario = std::string(LUWUSIM_SOURCE_DIR) + "/scenarios/parallelism/gpt3-1.3b-tp8-pp2-dgx.json";
   const auto table = run_luwusim("run " + scenario + " --system ddp");
