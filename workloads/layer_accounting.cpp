@@ -121,16 +121,23 @@ LayerInfo sharded_layer_info(const ModelConfig& m, const TrainingConfig& t, cons
                                 static_cast<double>(local_h);
       // e-byte tensors: QKV input, Q, K, V, out-projection input, both norm inputs, FFN input,
       // the FFN's f-wide tensors (GELU: its input and output; SwiGLU: gate, up and their product),
-      // softmax output and its dropout output.  1-byte masks: attention dropout, two residual dropouts.
-      // Inside the split regions / t; the rest whole, or sequence-split.
+      // the score-sized tensors autograd keeps.  1-byte masks: two residual dropouts and, with
+      // generic passes, the attention dropout's.  Inside the split regions / t; the rest whole, or
+      // sequence-split.  Score-sized tensors kept (training_config.hpp AttentionScores):
+      // - passes: the softmax output and its dropout output, and the dropout mask (Korthikanti's);
+      // - hugging-face-opt: the clamp's input (torch.max saves it for its backward) and the softmax
+      //   output (saved by the softmax and by the context GEMM); no dropout at OPT's p = 0;
+      // - masked-fill: the softmax output (the fill keeps only its [s, s] mask).
       const u64 ffn_wide_tensors = m.ffn_kind == FfnKind::Gelu ? 2 : 3;
+      const u64 score_tensors = t.attention_scores == AttentionScores::MaskedFill ? 1 : 2;
+      const u64 score_masks = t.attention_scores == AttentionScores::Passes ? scores : 0;
       const u64 split_elements =
           tp.split(sbh /*Q*/ + 2 * tokens * kv /*K, V*/ + sbh /*out-proj in*/ +
-                   ffn_wide_tensors * (rows * fe + tokens * fs) + 2 * scores);
+                   ffn_wide_tensors * (rows * fe + tokens * fs) + score_tensors * scores);
       // A mixture of experts also keeps the router's scores, the dispatched inputs and the expert outputs.
       const u64 moe_elements = m.moe() ? tokens * static_cast<u64>(m.experts) + 2 * rows * h : 0;
       const u64 whole_elements = tp.sequence_split(sbh /*QKV in*/ + 2 * sbh /*norm inputs*/ + sbh /*FFN in*/) + moe_elements;
-      const u64 mask_bytes = tp.split(scores) + tp.sequence_split(2 * sbh);
+      const u64 mask_bytes = tp.split(score_masks) + tp.sequence_split(2 * sbh);
       layer.activation_bytes = e * (whole_elements + split_elements) + mask_bytes;
       layer.checkpoint_bytes = e * tp.sequence_split(sbh);
       return layer;

@@ -18,6 +18,9 @@
 //   The head keeps its two inputs and the fp32 logits for the cross entropy (4*s*b*V) and is not
 //   recomputed; the embedding keeps its dropout mask (s*b*h bytes).  Memory-efficient attention
 //   keeps no score-sized tensors (softmax output, its dropout mask and output: 5*a*s^2*b bytes).
+//   A framework's score kernels (TrainingConfig::attention_scores) keep what its autograd saves:
+//   Hugging Face OPT the clamp's input and the softmax output (4*a*s^2*b bytes at 16-bit), a
+//   masked fill the softmax output (2*a*s^2*b).
 // - Tied embeddings: the shared matrix is counted once, in the embedding's `params`; the head's
 //   `params_used` includes it because the head's forward and backward need it.
 // - Mixture of experts (ModelConfig::experts): a block holds E expert FFNs and the router's h x E

@@ -119,6 +119,20 @@ TEST_CASE("activation bytes follow Korthikanti et al. 2022 for GPT-3 175B") {
         embedding + L * 2 * s * b * h + std::max(head, s * b * h * (34 + 5 * a * s / h)));
 }
 
+TEST_CASE("a framework's score kernels keep what its autograd saves: 4 a s^2 b bytes for Hugging Face OPT, 2 for a masked fill") {
+  // Korthikanti's 5 a s^2 b (softmax output, dropout output, 1-byte dropout mask) becomes the clamp's
+  // input and the softmax output (OPT's attention dropout is 0), or the softmax output alone.
+  const double s = 2048, b = 4, h = 12288, a = 96;
+  TrainingConfig hf = training(4, 2048, 1, false);
+  hf.attention_scores = AttentionScores::HuggingFaceOpt;
+  CHECK(static_cast<double>(generate_trace(gpt3_175b(), hf).layers[1].activation_bytes) == s * b * h * (34 + 4 * a * s / h));
+  TrainingConfig fill = hf;
+  fill.attention_scores = AttentionScores::MaskedFill;
+  CHECK(static_cast<double>(generate_trace(gpt3_175b(), fill).layers[1].activation_bytes) == s * b * h * (34 + 2 * a * s / h));
+  fill.memory_efficient_attention = true;  // no scores kept, whatever the kernels would have been
+  CHECK(static_cast<double>(generate_trace(gpt3_175b(), fill).layers[1].activation_bytes) == 34 * s * b * h);
+}
+
 TEST_CASE("generate_trace rejects training configs that do not fit the model") {
   const ModelConfig& m = gpt3_175b();
   CHECK_THROWS_AS(generate_trace(m, training(1, 4096, 1, false)), std::invalid_argument);
