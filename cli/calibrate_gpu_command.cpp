@@ -4,7 +4,8 @@
 // (TFLOP/s, as mamf-finder prints them), one measured shape per line; # comments.  An optional
 // dtype column (bench/gpu_rates.py writes one) keeps the rows of --dtype and leaves out the rest.
 // `--rates-json OUT/rates.json` (bench/gpu_rates.py) also fits hbm_efficiency (the device copy)
-// and row_reduction_hbm_efficiency (its layer norms and softmaxes); either file alone, or both.
+// and row_reduction_hbm_efficiency (its layer norms and softmaxes); `--block-json OUT.json`
+// (bench/gpu_block.py) fits broadcast_hbm_efficiency (its profiled masked fills); any of the three.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@ struct CalibrateGpuArgs {
   std::string profile;
   std::string csv;
   std::string rates_json;
+  std::string block_json;
   std::string output;
   std::string name;
   std::string dtype = "bf16";
@@ -126,9 +128,36 @@ HbmRates read_hbm_rates(const std::string& file) {
   return out;
 }
 
+// bench/gpu_block.py's profiled masked fills (PyTorch's non-vectorized elementwise_kernel, the
+// causal mask broadcast over batch and heads) in the workload's byte count: the bf16 scores of its
+// unfused cases read and written, the [s, s] boolean mask read once (workloads/kernels.cpp).
+std::vector<luwu::models::ReductionMeasurement> read_broadcast_kernels(const std::string& file) {
+  const luwu::Json doc = luwu::load_json_file(file);
+  const luwu::JsonNode root(doc, file);
+  const luwu::JsonNode cases = root.at("cases");
+  std::vector<luwu::models::ReductionMeasurement> out;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const luwu::JsonNode c = cases.at(i);
+    if (c.at("fused").as_bool()) continue;
+    const double b = c.at("micro_batch").as_positive(), a = c.at("heads").as_positive(), s = c.at("seq").as_positive();
+    const double bytes = 2 * 2 * b * a * s * s + s * s;
+    const luwu::JsonNode kernels = c.at("top_kernels");
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      const std::string name = kernels.at(k).at("name").as_string();
+      if (name.find("elementwise_kernel<") == std::string::npos || name.find("masked") == std::string::npos) continue;
+      out.push_back({c.at("name").as_string() + " masked fill", bytes, kernels.at(k).at("s").as_positive(),
+                     file + ": " + kernels.at(k).path()});
+    }
+  }
+  if (out.empty())
+    root.fail("no profiled masked fill (a non-vectorized elementwise_kernel) in an unfused case: nothing to fit the "
+              "broadcast share to (bench/gpu_block.py profiles them)");
+  return out;
+}
+
 int run_calibrate_gpu(const CalibrateGpuArgs& a) {
-  if (a.csv.empty() && a.rates_json.empty())
-    throw luwu::InputError("calibrate-gpu", "", "give --gemm-csv, --rates-json or both: nothing to fit");
+  if (a.csv.empty() && a.rates_json.empty() && a.block_json.empty())
+    throw luwu::InputError("calibrate-gpu", "", "give --gemm-csv, --rates-json, --block-json or several: nothing to fit");
   const luwu::models::Profile base = luwu::models::find_profile(a.profile);
   const luwu::models::GpuSpec gpu = luwu::models::gpu_from_profile(base);
   // The base profile as written, with the fitted fields and a new name.
@@ -243,6 +272,33 @@ int run_calibrate_gpu(const CalibrateGpuArgs& a) {
                         fit.reduction_share_max);
   }
 
+  if (!a.block_json.empty()) {
+    const auto kernels = read_broadcast_kernels(a.block_json);
+    luwu::models::BroadcastFit fit;
+    try {
+      fit = luwu::models::fit_broadcast_rate(gpu, kernels);
+    } catch (const std::invalid_argument& e) {
+      throw luwu::InputError(a.block_json, "", e.what());
+    }
+    fitted_to += std::string(fitted_to.empty() ? "" : ", ") + "the broadcast share fitted to " + a.block_json;
+    out["fields"]["broadcast_hbm_efficiency"] = {
+        {"value", fit.broadcast_hbm_efficiency},
+        {"unit", "fraction"},
+        {"source", fmt::format("measured: {} ({} profiled masked fills, PyTorch's non-vectorized elementwise kernel, "
+                               "in the workload's byte count, {:.3f} to {:.3f} of the datasheet bandwidth), fitted by "
+                               "luwusim calibrate-gpu: their median; {} before",
+                               a.block_json, fit.kernels, fit.share_min, fit.share_max, base.name)}};
+    report["broadcast"] = {{"broadcast_hbm_efficiency", fit.broadcast_hbm_efficiency},
+                           {"previous_broadcast_hbm_efficiency", gpu.broadcast_hbm_efficiency},
+                           {"kernels", fit.kernels},
+                           {"share_min", fit.share_min},
+                           {"share_max", fit.share_max}};
+    text += fmt::format("{}: broadcast_hbm_efficiency {:.4f} (was {:.4f}, the median of {} masked fills, {:.3f} to "
+                        "{:.3f})\n",
+                        name, fit.broadcast_hbm_efficiency, gpu.broadcast_hbm_efficiency, fit.kernels, fit.share_min,
+                        fit.share_max);
+  }
+
   out["description"] = base.description + "; " + fitted_to + " by luwusim calibrate-gpu";
   luwu::write_file_atomically(a.output, out.dump(2) + "\n");
   if (a.json)
@@ -261,6 +317,8 @@ const bool registered = luwu::cli::register_command(
       app.add_option("--rates-json", a->rates_json,
                      "bench/gpu_rates.py's rates.json: fits hbm_efficiency (its copy) and row_reduction_hbm_efficiency "
                      "(its layer norms and softmaxes)");
+      app.add_option("--block-json", a->block_json,
+                     "bench/gpu_block.py's output: fits broadcast_hbm_efficiency (its profiled masked fills)");
       app.add_option("-o,--output", a->output, "the profile to write")->required();
       app.add_option("--name", a->name, "the written profile's name (default: the base's, -calibrated)");
       app.add_option("--dtype", a->dtype, "the measurements' precision: bf16, fp16 or fp32 (a dtype column keeps its rows)")

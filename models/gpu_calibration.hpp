@@ -181,4 +181,33 @@ inline HbmFit fit_hbm_rates(const GpuSpec& gpu, double copy_Bps, const std::stri
   return fit;
 }
 
+// Fitting broadcast_hbm_efficiency to measured kernels with a broadcast operand (bench/gpu_block.py's
+// profiled masked fills: PyTorch's non-vectorized elementwise kernel), each in the workload's byte
+// count: the median share of the datasheet bandwidth, as for the row reductions.
+struct BroadcastFit {
+  double broadcast_hbm_efficiency = 0;
+  std::size_t kernels = 0;
+  double share_min = 0, share_max = 0;
+};
+
+// std::invalid_argument naming the origin, as fit_hbm_rates, or when no kernel is given.
+inline BroadcastFit fit_broadcast_rate(const GpuSpec& gpu, const std::vector<ReductionMeasurement>& kernels) {
+  if (kernels.empty()) throw std::invalid_argument("no kernel with a broadcast operand measured: nothing to fit");
+  std::vector<double> shares;
+  for (const auto& k : kernels) {
+    if (!(k.seconds > 0) || !(k.bytes > 0)) throw std::invalid_argument(k.origin + ": bytes and time must be positive");
+    const double share = k.bytes / k.seconds / gpu.hbm_Bps;
+    if (share > 1)
+      throw std::invalid_argument(k.origin + ": " + std::to_string(k.bytes / k.seconds / 1e12) + " TB/s is above " +
+                                  gpu.name + "'s HBM bandwidth of " + std::to_string(gpu.hbm_Bps / 1e12) + " TB/s");
+    shares.push_back(share);
+  }
+  BroadcastFit fit;
+  fit.kernels = shares.size();
+  fit.share_min = *std::min_element(shares.begin(), shares.end());
+  fit.share_max = *std::max_element(shares.begin(), shares.end());
+  fit.broadcast_hbm_efficiency = detail::median(shares);
+  return fit;
+}
+
 }  // namespace luwu::models

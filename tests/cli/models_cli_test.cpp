@@ -107,6 +107,37 @@ TEST_CASE("profiles list with a bad profile in the profile directory exits 2 nam
   CHECK(has(r.err, "$.fields.line_rate.value"));
 }
 
+TEST_CASE("calibrate-gpu --block-json: the H100's profiled masked fills give back its profile's broadcast share") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("luwusim-calibrate-broadcast-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "h100-mine.json").string();
+  const std::string block = std::string(LUWUSIM_SOURCE_DIR) + "/validation/measured/h100-sxm-2026-11-27/block.json";
+  auto r = run_luwusim("calibrate-gpu --profile h100-80gb-sxm --block-json " + block + " -o " + out + " --json");
+  REQUIRE(r.exit_code == 0);
+  const auto fit = nlohmann::json::parse(r.out)["broadcast"];
+  // Four masked fills (two unfused blocks, forward and backward), each 2 x 2 b a s^2 + s^2 bytes:
+  // 1.20-1.39 TB/s of 3.35; their median is the profile's 0.393.
+  CHECK(fit["kernels"] == 4);
+  CHECK(fit["broadcast_hbm_efficiency"].get<double>() == doctest::Approx(0.393).epsilon(0.002));
+  CHECK(fit["share_min"].get<double>() == doctest::Approx(0.357).epsilon(0.003));
+  const auto profile = nlohmann::json::parse(read_whole_file(out));
+  CHECK(profile["fields"]["broadcast_hbm_efficiency"]["source"].get<std::string>().find("block.json") != std::string::npos);
+  // A bench run without an unfused case has nothing to fit; a masked fill faster than HBM is refused.
+  std::ofstream(dir / "fused.json") << R"({"cases": [{"name": "x", "fused": true, "micro_batch": 1, "heads": 1,
+    "seq": 16, "top_kernels": []}]})";
+  auto fused = run_luwusim("calibrate-gpu --profile h100-80gb-sxm --block-json " + (dir / "fused.json").string() + " -o " + out);
+  CHECK(fused.exit_code == 2);
+  CHECK(has(fused.err, "fused.json"));
+  CHECK(has(fused.err, "no profiled masked fill"));
+  std::ofstream(dir / "fast.json") << R"({"cases": [{"name": "x", "fused": false, "micro_batch": 8, "heads": 32,
+    "seq": 2048, "top_kernels": [{"name": "void at::native::elementwise_kernel<128, 4, masked_fill", "s": 1e-3}]}]})";
+  auto fast = run_luwusim("calibrate-gpu --profile h100-80gb-sxm --block-json " + (dir / "fast.json").string() + " -o " + out);
+  CHECK(fast.exit_code == 2);
+  CHECK(has(fast.err, "above"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("calibrate-gpu --rates-json: the H100's measured copy and reductions give back its profile's HBM shares") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("luwusim-calibrate-hbm-" + std::to_string(::getpid()));

@@ -200,6 +200,17 @@ TEST_CASE("kernels with a broadcast operand go at their own HBM share: closed fo
   CHECK(pcie.elementwise_time_s(0, 1e9, 0, 1e9, Precision::Bf16) == pcie.roofline_time_s(0, 1e9, Precision::Bf16));
   // The H100's is its measured masked fill's median share (block.json).
   CHECK(gpu_from_profile(find_profile("h100-80gb-sxm")).broadcast_hbm_efficiency == doctest::Approx(0.393));
+  // calibrate-gpu's fit: kernels at 0.3, 0.4 and 0.6 of 1.5 TB/s, their median; faster than HBM refused.
+  const GpuSpec s = simple_gpu();
+  const BroadcastFit fit = fit_broadcast_rate(s, {{"a", 1e9, 1e9 / 0.45e12, "a"}, {"b", 1e9, 1e9 / 0.6e12, "b"},
+                                                  {"c", 2e9, 2e9 / 0.9e12, "c"}});
+  CHECK(fit.broadcast_hbm_efficiency == doctest::Approx(0.4));
+  CHECK(fit.kernels == 3);
+  CHECK(fit.share_min == doctest::Approx(0.3));
+  CHECK(fit.share_max == doctest::Approx(0.6));
+  CHECK_THROWS_WITH_AS(fit_broadcast_rate(s, {{"l2", 1e9, 1e9 / 2e12, "in L2"}}), doctest::Contains("in L2"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(fit_broadcast_rate(s, {}), std::invalid_argument);
 }
 
 TEST_CASE("calibrate-gpu's HBM fit: the copy's share, the reductions' median share, rates above the datasheet refused") {
