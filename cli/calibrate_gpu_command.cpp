@@ -98,7 +98,7 @@ constexpr MeasuredReduction kMeasuredReductions[] = {
 struct HbmRates {
   double copy_Bps = 0;
   std::string copy_origin;
-  std::vector<luwu::models::ReductionMeasurement> reductions;
+  std::vector<luwu::models::KernelMeasurement> reductions;
 };
 
 HbmRates read_hbm_rates(const std::string& file) {
@@ -131,11 +131,11 @@ HbmRates read_hbm_rates(const std::string& file) {
 // bench/gpu_block.py's profiled masked fills (PyTorch's non-vectorized elementwise_kernel, the
 // causal mask broadcast over batch and heads) in the workload's byte count: the bf16 scores of its
 // unfused cases read and written, the [s, s] boolean mask read once (workloads/kernels.cpp).
-std::vector<luwu::models::ReductionMeasurement> read_broadcast_kernels(const std::string& file) {
+std::vector<luwu::models::KernelMeasurement> read_broadcast_kernels(const std::string& file) {
   const luwu::Json doc = luwu::load_json_file(file);
   const luwu::JsonNode root(doc, file);
   const luwu::JsonNode cases = root.at("cases");
-  std::vector<luwu::models::ReductionMeasurement> out;
+  std::vector<luwu::models::KernelMeasurement> out;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const luwu::JsonNode c = cases.at(i);
     if (c.at("fused").as_bool()) continue;

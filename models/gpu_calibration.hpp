@@ -134,17 +134,50 @@ inline GemmFit fit_gemm_ceiling(const GpuSpec& gpu, const std::vector<GemmMeasur
   return fit;
 }
 
-// Fitting the profile's HBM shares to measured streams and row reductions (bench/gpu_rates.py's
-// rates.json): hbm_efficiency is a device copy's rate (bytes read plus written) over the datasheet
-// bandwidth; row_reduction_hbm_efficiency the median share the measured layer norms and softmaxes
-// reach, each counted in the workload's bytes (workloads/kernels.hpp), so that the simulator gives
-// each kernel back its measured time.
-struct ReductionMeasurement {
+// Fitting the profile's HBM shares to measured kernels, each counted in the workload's bytes
+// (workloads/kernels.hpp) so that the simulator gives it back its measured time: hbm_efficiency is
+// a device copy's rate (bytes read plus written, bench/gpu_rates.py's rates.json) over the datasheet
+// bandwidth; row_reduction_hbm_efficiency the median share its layer norms and softmaxes reach;
+// broadcast_hbm_efficiency the median share of kernels with a broadcast operand (bench/gpu_block.py's
+// profiled masked fills: PyTorch's non-vectorized elementwise kernel).
+struct KernelMeasurement {
   std::string name;
   double bytes = 0;    // as the workload counts the kernel's traffic
   double seconds = 0;  // measured
   std::string origin;  // for messages
 };
+
+namespace detail {
+
+// Bytes/s over the datasheet bandwidth; std::invalid_argument naming the origin when the rate is
+// not positive or beats the datasheet (a working set in L2 measures the cache, not HBM).
+inline double hbm_share(const GpuSpec& gpu, double Bps, const std::string& origin) {
+  if (!(Bps > 0) || !std::isfinite(Bps)) throw std::invalid_argument(origin + ": the rate must be positive");
+  const double s = Bps / gpu.hbm_Bps;
+  if (s > 1)
+    throw std::invalid_argument(origin + ": " + std::to_string(Bps / 1e12) + " TB/s is above " + gpu.name +
+                                "'s HBM bandwidth of " + std::to_string(gpu.hbm_Bps / 1e12) +
+                                " TB/s: a working set that fits in cache measures the cache");
+  return s;
+}
+
+// The median, least and largest share of measured kernels; std::invalid_argument when there is none.
+struct ShareFit {
+  double median = 0, min = 0, max = 0;
+  std::size_t count = 0;
+};
+inline ShareFit fit_shares(const GpuSpec& gpu, const std::vector<KernelMeasurement>& kernels, const std::string& none) {
+  if (kernels.empty()) throw std::invalid_argument(none);
+  std::vector<double> shares;
+  for (const auto& k : kernels) {
+    if (!(k.seconds > 0)) throw std::invalid_argument(k.origin + ": the time must be positive");
+    shares.push_back(hbm_share(gpu, k.bytes / k.seconds, k.origin));
+  }
+  return {median(shares), *std::min_element(shares.begin(), shares.end()),
+          *std::max_element(shares.begin(), shares.end()), shares.size()};
+}
+
+}  // namespace detail
 
 struct HbmFit {
   double hbm_efficiency = 0;
@@ -154,36 +187,20 @@ struct HbmFit {
 };
 
 // std::invalid_argument naming the origin when a rate is not positive or beats the datasheet
-// bandwidth (a working set in L2 measures the cache, not HBM), or when no reduction is given.
+// bandwidth, or when no reduction is given.
 inline HbmFit fit_hbm_rates(const GpuSpec& gpu, double copy_Bps, const std::string& copy_origin,
-                            const std::vector<ReductionMeasurement>& reductions) {
-  auto share = [&](double Bps, const std::string& origin) {
-    if (!(Bps > 0) || !std::isfinite(Bps)) throw std::invalid_argument(origin + ": the rate must be positive");
-    const double s = Bps / gpu.hbm_Bps;
-    if (s > 1)
-      throw std::invalid_argument(origin + ": " + std::to_string(Bps / 1e12) + " TB/s is above " + gpu.name +
-                                  "'s HBM bandwidth of " + std::to_string(gpu.hbm_Bps / 1e12) +
-                                  " TB/s: a working set that fits in cache measures the cache");
-    return s;
-  };
-  if (reductions.empty()) throw std::invalid_argument("no layer norm or softmax measured: nothing to fit the row-reduction share to");
+                            const std::vector<KernelMeasurement>& reductions) {
+  const detail::ShareFit r =
+      detail::fit_shares(gpu, reductions, "no layer norm or softmax measured: nothing to fit the row-reduction share to");
   HbmFit fit;
-  fit.hbm_efficiency = share(copy_Bps, copy_origin);
-  std::vector<double> shares;
-  for (const auto& r : reductions) {
-    if (!(r.seconds > 0)) throw std::invalid_argument(r.origin + ": the time must be positive");
-    shares.push_back(share(r.bytes / r.seconds, r.origin));
-  }
-  fit.reductions = shares.size();
-  fit.reduction_share_min = *std::min_element(shares.begin(), shares.end());
-  fit.reduction_share_max = *std::max_element(shares.begin(), shares.end());
-  fit.row_reduction_hbm_efficiency = detail::median(shares);
+  fit.hbm_efficiency = detail::hbm_share(gpu, copy_Bps, copy_origin);
+  fit.row_reduction_hbm_efficiency = r.median;
+  fit.reductions = r.count;
+  fit.reduction_share_min = r.min;
+  fit.reduction_share_max = r.max;
   return fit;
 }
 
-// Fitting broadcast_hbm_efficiency to measured kernels with a broadcast operand (bench/gpu_block.py's
-// profiled masked fills: PyTorch's non-vectorized elementwise kernel), each in the workload's byte
-// count: the median share of the datasheet bandwidth, as for the row reductions.
 struct BroadcastFit {
   double broadcast_hbm_efficiency = 0;
   std::size_t kernels = 0;
@@ -191,23 +208,10 @@ struct BroadcastFit {
 };
 
 // std::invalid_argument naming the origin, as fit_hbm_rates, or when no kernel is given.
-inline BroadcastFit fit_broadcast_rate(const GpuSpec& gpu, const std::vector<ReductionMeasurement>& kernels) {
-  if (kernels.empty()) throw std::invalid_argument("no kernel with a broadcast operand measured: nothing to fit");
-  std::vector<double> shares;
-  for (const auto& k : kernels) {
-    if (!(k.seconds > 0) || !(k.bytes > 0)) throw std::invalid_argument(k.origin + ": bytes and time must be positive");
-    const double share = k.bytes / k.seconds / gpu.hbm_Bps;
-    if (share > 1)
-      throw std::invalid_argument(k.origin + ": " + std::to_string(k.bytes / k.seconds / 1e12) + " TB/s is above " +
-                                  gpu.name + "'s HBM bandwidth of " + std::to_string(gpu.hbm_Bps / 1e12) + " TB/s");
-    shares.push_back(share);
-  }
-  BroadcastFit fit;
-  fit.kernels = shares.size();
-  fit.share_min = *std::min_element(shares.begin(), shares.end());
-  fit.share_max = *std::max_element(shares.begin(), shares.end());
-  fit.broadcast_hbm_efficiency = detail::median(shares);
-  return fit;
+inline BroadcastFit fit_broadcast_rate(const GpuSpec& gpu, const std::vector<KernelMeasurement>& kernels) {
+  const detail::ShareFit b =
+      detail::fit_shares(gpu, kernels, "no kernel with a broadcast operand measured: nothing to fit");
+  return {b.median, b.count, b.min, b.max};
 }
 
 }  // namespace luwu::models

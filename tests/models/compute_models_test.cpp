@@ -216,7 +216,7 @@ TEST_CASE("kernels with a broadcast operand go at their own HBM share: closed fo
 TEST_CASE("calibrate-gpu's HBM fit: the copy's share, the reductions' median share, rates above the datasheet refused") {
   GpuSpec g = simple_gpu();  // 1.5 TB/s datasheet
   // Reductions at 0.3, 0.5 and 0.6 of 1.5 TB/s: 1 GB in 1/0.45e12, 1/0.75e12 and 1/0.9e12 s.
-  const std::vector<ReductionMeasurement> measured = {{"a", 1e9, 1e9 / 0.45e12, "a"},
+  const std::vector<KernelMeasurement> measured = {{"a", 1e9, 1e9 / 0.45e12, "a"},
                                                       {"b", 1e9, 1e9 / 0.75e12, "b"},
                                                       {"c", 2e9, 2e9 / 0.9e12, "c"}};
   const HbmFit fit = fit_hbm_rates(g, 1.35e12, "copy", measured);

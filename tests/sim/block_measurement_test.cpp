@@ -26,7 +26,14 @@ struct BlockTimes {
 };
 
 BlockTimes predict(const Json& c, const models::GpuSpec& gpu) {
-  ModelConfig m = *find_catalog_model(c.at("hidden").get<int>() == 2048 ? "opt-1.3b" : "gpt3-175b");
+  // A case is named for its catalog model ("opt-1.3b mb8 s2048 unfused"); the bench's block has one
+  // fused QKV projection.
+  const std::string name = c.at("name").get<std::string>();
+  const ModelConfig* catalog = find_catalog_model(name.substr(0, name.find(' ')));
+  REQUIRE(catalog != nullptr);
+  ModelConfig m = *catalog;
+  REQUIRE(m.hidden == c.at("hidden").get<int>());
+  REQUIRE(m.heads == c.at("heads").get<int>());
   m.separate_qkv = false;
   TrainingConfig t;
   t.micro_batch = c.at("micro_batch").get<int>();
