@@ -14,6 +14,7 @@ HostSpec host_from_profiles(const Profile& host, const Profile* ssd, int ssd_cou
   h.dram = memory_from_profile(host);
   if (has_node_thread_rates(host)) h.thread_rates = node_thread_rates_from_profile(host);
   h.nccl_host_staged_Bps = host.get_or("nccl_host_staged_bandwidth", 0);
+  h.eager_kernel_launch_s = host.get_or("eager_kernel_launch_time", 0);
   if (ssd) {
     if (ssd_count < 1) throw std::invalid_argument("host \"" + host.name + "\": an SSD tier needs at least one device");
     h.ssds = SsdArray{ssd_from_profile(*ssd), ssd_count};

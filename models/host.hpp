@@ -43,6 +43,9 @@ struct HostSpec {
   // The rate NCCL's kernels reach through a host-memory bounce buffer when GPUDirect RDMA is off
   // (profile field nccl_host_staged_bandwidth); 0: not known for this host.
   double nccl_host_staged_Bps = 0;
+  // The host thread's time to launch one GPU kernel from eager PyTorch (profile field
+  // eager_kernel_launch_time); 0: launches take no time.
+  double eager_kernel_launch_s = 0;
 };
 
 // `host` must be of kind "host"; the others are optional (nullptr) and checked for their kinds.

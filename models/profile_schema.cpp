@@ -95,6 +95,8 @@ std::vector<KindSpec> build_kinds() {
           {"dram_capacity", Dim::Bytes, FieldRange::Positive, kRequired, kReal, "DRAM capacity"},
           {"nccl_host_staged_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
            "bus bandwidth NCCL reaches through a host-memory bounce buffer when GPUDirect RDMA is off"},
+          {"eager_kernel_launch_time", Dim::Seconds, FieldRange::NonNegative, kOptional, kReal,
+           "host time to launch one GPU kernel from eager PyTorch (Python, dispatcher, CUDA launch); absent: 0"},
           {"dram_theoretical_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kRequired, kReal,
            "DRAM wire bandwidth over all channels and sockets"},
           {"dram_stream_efficiency", Dim::Fraction, FieldRange::UnitInterval, kRequired, kReal,

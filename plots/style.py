@@ -39,16 +39,17 @@ MARKERS = {"luwu": "o", "zero-infinity": "s", "zero-offload": "D", "zero3": "^",
 
 # The parts of an iteration (result "breakdown_s"), bottom to top in stacked bars.  Colours (Paul
 # Tol's muted scheme) and hatches chosen away from every system colour above, so a stacked bar's
-# parts never read as systems: sand, wine, olive, indigo, pale grey.
+# parts never read as systems: sand, wine, olive, indigo, teal, pale grey.
 BREAKDOWN_PARTS = [
     ("compute", "Compute", "#DDCC77"),
     ("exposed_communication", "Exposed communication", "#882255"),
     ("exposed_optimizer", "Exposed optimizer", "#999933"),
     ("io_stall", "I/O stall (PCIe/NVMe)", "#332288"),
+    ("host_launch", "Host launching", "#44AA99"),
     ("idle", "Idle", "#DDDDDD"),
 ]
 BREAKDOWN_HATCHES = {"compute": "", "exposed_communication": "//", "exposed_optimizer": "..",
-                     "io_stall": "xx", "idle": ""}
+                     "io_stall": "xx", "host_launch": "\\\\", "idle": ""}
 
 # Timeline span categories (sim/engine/timeline.hpp), in the breakdown's colours.
 CATEGORY_COLORS = {

@@ -38,6 +38,8 @@ GpuDevice::GpuDevice(int rank, simgrid::s4u::Host* host, const models::GpuSpec& 
 void GpuDevice::run_kernel(const std::string& label, const workloads::Kernel* kernel, const char* category,
                            double seconds, double sm_share, bool is_gemm, double* account) {
   if (seconds <= 0) return;
+  host_ready_s_ += launch_host_s_;
+  await_host(label);
   ++times_.kernels;
   const double start = simgrid::s4u::Engine::get_clock();
   running_sm_share_ = sm_share;
@@ -110,6 +112,26 @@ void GpuDevice::wait(const CompletionPtr& done, WaitCause cause, const std::stri
   double start = simgrid::s4u::Engine::get_clock();
   done->wait();
   account_wait(cause, label, start);
+}
+
+void GpuDevice::host_wait(const CompletionPtr& done, WaitCause cause, const std::string& label) {
+  wait(done, cause, label);
+  host_ready_s_ = std::max(host_ready_s_, simgrid::s4u::Engine::get_clock());
+}
+
+void GpuDevice::host_work(double seconds, const std::string& label) {
+  if (seconds <= 0) return;
+  host_ready_s_ += seconds;
+  await_host(label);
+}
+
+void GpuDevice::await_host(const std::string& label) {
+  const double now = simgrid::s4u::Engine::get_clock();
+  if (host_ready_s_ <= now) return;
+  simgrid::s4u::this_actor::sleep_until(host_ready_s_);
+  const double end = simgrid::s4u::Engine::get_clock();
+  times_.host_launch_wait_s += end - now;
+  if (timeline_->enabled()) timeline_->add(name_, "compute", "wait: host launching " + label, "idle", now, end);
 }
 
 void GpuDevice::account_wait(WaitCause cause, const std::string& label, double since_s) {

@@ -14,6 +14,12 @@
 //   collective's ring steps are paced by a per-GPU "collective engine" host whose speed, in
 //   bytes/s, is unbounded (the HBM bandwidth) between GEMMs and (1 - drop) x the NIC's goodput
 //   during them; SimGrid re-shares running activities when the speed changes.
+// - The host thread that launches the kernels (eager PyTorch) spends `kernel_launch_host_s` on
+//   each launch and runs ahead of the GPU, which starts a kernel no sooner than the host has
+//   launched it; it falls back to the GPU's time only where it blocks itself (a synchronous copy,
+//   the CPU optimizer step) and spends its own time in a framework's hooks.  With small kernels
+//   or after each block, the GPU waits for it (RankTimes::host_launch_wait_s).  Not modelled: a
+//   bound on how far ahead it may run (CUDA's launch queue), the launches of collectives.
 // Every moment of the compute stream is accounted: computing, or waiting and for what.
 #include <cstdint>
 #include <span>
@@ -43,6 +49,7 @@ struct RankTimes {
   double optimizer_s = 0;       // the optimizer step on the GPU, or waiting for it elsewhere
   double communication_wait_s = 0;
   double io_wait_s = 0;
+  double host_launch_wait_s = 0;  // waiting for the host thread to launch the next kernel
   double finish_s = 0;
   bool finished = false;        // the rank's actor reached the end of its iteration
   std::uint64_t kernels = 0;    // kernels executed, for the simulator's own statistics
@@ -84,8 +91,16 @@ class GpuDevice {
   void run_kernels(const std::string& label, std::span<const KernelRun> kernels);
   // The optimizer step as a kernel on this GPU.
   void optimizer_step(const std::string& label, double seconds);
-  // Blocks the compute stream until `done`; the wait is charged to `cause`.
+  // Blocks the compute stream until `done`; the wait is charged to `cause`.  The host thread
+  // does not wait (a stream waiting for an event): it goes on launching.
   void wait(const CompletionPtr& done, WaitCause cause, const std::string& label);
+  // The host thread itself waits until `done` (a synchronous copy, a step it runs on the CPU), and
+  // the compute stream with it: nothing more is launched before.
+  void host_wait(const CompletionPtr& done, WaitCause cause, const std::string& label);
+  // The host thread's own time per kernel launch (0, the default: launches take no time).
+  void set_kernel_launch_host_time(double seconds) { launch_host_s_ = seconds; }
+  // The host thread spends `seconds` (a framework's hook) before it launches anything more.
+  void host_work(double seconds, const std::string& label);
   // Charges the compute stream's time since `since_s` to `cause` (the caller blocked on it itself).
   void account_wait(WaitCause cause, const std::string& label, double since_s);
   // Kernels launched on the compute stream so far: a collective records it when it is issued.
@@ -120,6 +135,8 @@ class GpuDevice {
   };
   Load& load(LoadKind kind) { return kind == LoadKind::CollectiveKernel ? collective_ : dma_; }
   double load_share(LoadKind kind) const;
+  // The compute stream idles until the host has launched what comes next.
+  void await_host(const std::string& label);
 
   int rank_;
   simgrid::s4u::Host* host_;
@@ -139,6 +156,9 @@ class GpuDevice {
   std::uint64_t launched_ = 0;
   std::uint64_t boundaries_ = 0;
   int boundary_waiters_ = 0;  // collectives waiting for the next boundary
+  // The host thread: when it is done with what it has launched or run so far.
+  double launch_host_s_ = 0;
+  double host_ready_s_ = 0;
 };
 
 }  // namespace luwu::sim

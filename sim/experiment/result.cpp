@@ -81,6 +81,7 @@ luwu::Json result_to_json(const SystemResult& r, bool with_links) {
                       {"exposed_communication", r.breakdown.exposed_communication_s},
                       {"exposed_optimizer", r.breakdown.exposed_optimizer_s},
                       {"io_stall", r.breakdown.io_stall_s},
+                      {"host_launch", r.breakdown.host_launch_s},
                       {"idle", r.breakdown.idle_s}};
   j["gpu_contention_s"] = {{"compute_stretch", r.contention.compute_stretch_s},
                            {"collective_launch_wait", r.contention.collective_launch_wait_s}};
@@ -126,8 +127,12 @@ SystemResult result_from_json(const luwu::Json& j) {
   r.tflops_per_gpu = j.at("tflops_per_gpu").get<double>();
   r.mfu = j.at("mfu").get<double>();
   const auto& b = j.at("breakdown_s");
-  r.breakdown = {b.at("compute").get<double>(), b.at("exposed_communication").get<double>(),
-                 b.at("exposed_optimizer").get<double>(), b.at("io_stall").get<double>(), b.at("idle").get<double>()};
+  r.breakdown.compute_s = b.at("compute").get<double>();
+  r.breakdown.exposed_communication_s = b.at("exposed_communication").get<double>();
+  r.breakdown.exposed_optimizer_s = b.at("exposed_optimizer").get<double>();
+  r.breakdown.io_stall_s = b.at("io_stall").get<double>();
+  r.breakdown.host_launch_s = b.value("host_launch", 0.0);  // results written before it was reported have none
+  r.breakdown.idle_s = b.at("idle").get<double>();
   if (j.contains("gpu_contention_s")) {  // results written before it was reported have none
     const auto& c = j.at("gpu_contention_s");
     r.contention = {c.at("compute_stretch").get<double>(), c.at("collective_launch_wait").get<double>()};

@@ -16,6 +16,7 @@ struct Breakdown {
   double exposed_communication_s = 0;   // compute stream waiting for collectives / parameters
   double exposed_optimizer_s = 0;       // optimizer step on the GPU, or waiting for it elsewhere
   double io_stall_s = 0;                // waiting for PCIe/NVMe transfers (offload systems)
+  double host_launch_s = 0;             // waiting for the host to launch the next kernel (eager launches, hooks)
   double idle_s = 0;                    // none of the above (e.g. waiting for slower ranks)
 };
 

@@ -377,7 +377,7 @@ std::string run_to_csv(const ScenarioRun& run) {
   for (const auto& c : cluster_csv_columns()) out += "," + c;
   out +=
       ",system,workers,feasible,reason,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,"
-      "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,idle_s,"
+      "compute_s,exposed_communication_s,exposed_optimizer_s,io_stall_s,host_launch_s,idle_s,"
       "sent_bytes_per_worker,received_bytes_per_worker,gpu_peak_memory_bytes,compute_stretch_s,"
       "collective_launch_wait_s";
   for (const auto& k : spine_summary_keys()) out += ",spine_" + k;
@@ -400,7 +400,7 @@ std::string run_to_csv(const ScenarioRun& run) {
       }
     };
     if (!r.feasible) {
-      row.add_blanks(14 + spine_summary_keys().size());
+      row.add_blanks(15 + spine_summary_keys().size());
       add_cost();
       out += row.line();
       continue;
@@ -410,7 +410,7 @@ std::string run_to_csv(const ScenarioRun& run) {
                             : *std::max_element(r.gpu_peak_memory_bytes.begin(), r.gpu_peak_memory_bytes.end());
     for (double v : {r.iteration_time_s, r.tokens_per_s, r.tflops_per_gpu, r.mfu, r.breakdown.compute_s,
                      r.breakdown.exposed_communication_s, r.breakdown.exposed_optimizer_s, r.breakdown.io_stall_s,
-                     r.breakdown.idle_s, r.sent_bytes_per_worker, r.received_bytes_per_worker, peak,
+                     r.breakdown.host_launch_s, r.breakdown.idle_s, r.sent_bytes_per_worker, r.received_bytes_per_worker, peak,
                      r.contention.compute_stretch_s, r.contention.collective_launch_wait_s})
       row.add(luwu::Json(v));
     // Blank where the fabric has no tier above its leaves (a star, one switch).
@@ -452,9 +452,9 @@ std::string run_to_table(const ScenarioRun& run) {
   out << "\n\n";
   std::size_t w = 20;  // the system column fits the longest label
   for (const auto& r : run.results) w = std::max(w, r.system.size());
-  out << fmt::format("{:<{}} {:>11} {:>12} {:>10} {:>6} | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n", "system", w,
-                     "iteration", "tokens/s", "TFLOP/s/GPU", "MFU", "compute", "exp. comm", "exp. optim",
-                     "I/O stall", "idle", "sent/GPU");
+  out << fmt::format("{:<{}} {:>11} {:>12} {:>10} {:>6} | {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n",
+                     "system", w, "iteration", "tokens/s", "TFLOP/s/GPU", "MFU", "compute", "exp. comm", "exp. optim",
+                     "I/O stall", "host", "idle", "sent/GPU");
   double slowest = 0;
   for (const auto& r : run.results)
     if (r.feasible) slowest = std::max(slowest, r.iteration_time_s);
@@ -465,10 +465,11 @@ std::string run_to_table(const ScenarioRun& run) {
       continue;
     }
     const auto& b = r.breakdown;
-    out << fmt::format("{:<{}} {:>11} {:>12.0f} {:>10.1f} {:>5.1f}% | {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n",
+    out << fmt::format("{:<{}} {:>11} {:>12.0f} {:>10.1f} {:>5.1f}% | {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} | {:>10}\n",
                        r.system, w, units::seconds(r.iteration_time_s), r.tokens_per_s, r.tflops_per_gpu, 100 * r.mfu,
                        units::seconds(b.compute_s), units::seconds(b.exposed_communication_s),
-                       units::seconds(b.exposed_optimizer_s), units::seconds(b.io_stall_s), units::seconds(b.idle_s),
+                       units::seconds(b.exposed_optimizer_s), units::seconds(b.io_stall_s),
+                       units::seconds(b.host_launch_s), units::seconds(b.idle_s),
                        units::bytes(r.sent_bytes_per_worker));
   }
   // What a system gave up to fit the GPU (MemoryFootprint::fitted_by), beside the times it explains.

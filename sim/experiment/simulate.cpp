@@ -87,6 +87,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
                                           collective_settings.sm_sharing, hardware.worker_nic.goodput_Bps(),
                                           nccl_host_staged_Bps(collective_settings, topo, roles.ranks[r], hardware));
     if (model_parallel) gpus[r]->rename("gpu" + std::to_string(r));
+    gpus[r]->set_kernel_launch_host_time(hardware.worker_host.eager_kernel_launch_s);
   }
   CollectiveContext context{options.mode, &traffic, {}};
   if (hardware.nvlink)  // NCCL's ring on the servers' NVLink, where the profile gives its measurement
@@ -178,6 +179,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
     result.breakdown.exposed_communication_s += rt.communication_wait_s / world;
     result.breakdown.exposed_optimizer_s += rt.optimizer_s / world;
     result.breakdown.io_stall_s += rt.io_wait_s / world;
+    result.breakdown.host_launch_s += rt.host_launch_wait_s / world;
     result.contention.compute_stretch_s += (rt.compute_s - rt.undisturbed_compute_s) / world;
     result.contention.collective_launch_wait_s += rt.collective_launch_wait_s / world;
     if (model_parallel) {
@@ -187,7 +189,7 @@ luwu::Json simulate_in_this_process(const ParallelWorkload& workload, const topo
       result.model_parallel->expert_all_to_all_s += rt.expert_all_to_all_s / world;
     }
     // Idle is what the accounted parts leave; rounding can leave a negative crumb.
-    double idle = t - rt.compute_s - rt.communication_wait_s - rt.optimizer_s - rt.io_wait_s;
+    double idle = t - rt.compute_s - rt.communication_wait_s - rt.optimizer_s - rt.io_wait_s - rt.host_launch_wait_s;
     result.breakdown.idle_s += (idle > 1e-9 * t ? idle : 0.0) / world;
     result.simulated_kernels += rt.kernels;
   }

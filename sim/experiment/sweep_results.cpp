@@ -284,7 +284,7 @@ std::string sweep_results_to_csv(const std::vector<SweepLine>& lines) {
   const std::vector<std::string>& cluster_cols = cluster_csv_columns();
   const std::vector<std::string> result_cols = {"iteration_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
   const std::vector<std::string> breakdown_cols = {"compute", "exposed_communication", "exposed_optimizer", "io_stall",
-                                                   "idle"};
+                                                   "host_launch", "idle"};
   const std::size_t result_fields =  // system_kind .. cost
       2 + 2 + 2 + result_cols.size() + breakdown_cols.size() + 3 + spine_summary_keys().size() + 2;
   CsvRow header;

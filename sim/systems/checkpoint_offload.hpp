@@ -63,7 +63,7 @@ class CheckpointOffload {
       transfer(env.gpu.host(), env.hosts.cpu, bytes, env.cluster.traffic);
     });
     offloaded_[static_cast<std::size_t>(op.layer)] = sent;
-    if (blocking_) env_.gpu.wait(sent, WaitCause::Io, "checkpoint to host (blocking copy) " + op_label(env.trace(), op));
+    if (blocking_) env_.gpu.host_wait(sent, WaitCause::Io, "checkpoint to host (blocking copy) " + op_label(env.trace(), op));
     return sent;
   }
 
@@ -76,7 +76,10 @@ class CheckpointOffload {
   // Before op `i` computes: waits for its checkpoint, if it came from the host.
   void wait_before_compute(std::size_t i) {
     if (blocking_) issue_back(i);
-    if (back_[i]) env_.gpu.wait(back_[i], WaitCause::Io, "checkpoint from host " + op_label(env_.trace(), env_.trace().ops[i]));
+    if (!back_[i]) return;
+    const std::string label = "checkpoint from host " + op_label(env_.trace(), env_.trace().ops[i]);
+    if (blocking_) env_.gpu.host_wait(back_[i], WaitCause::Io, label);  // the synchronous .to() holds the host
+    else env_.gpu.wait(back_[i], WaitCause::Io, label);
   }
 
  private:

@@ -230,8 +230,9 @@ ParamFetchPlan plan_layers(const workloads::Trace& trace, int depth) {
 }  // namespace
 
 std::vector<std::string> ParamFetchSettings::keys() {
-  return {"param_fetch", "max_live_parameters", "prefetch_bucket_size", "max_reuse_distance",
-          "param_persistence_threshold", "module_hooks", "prefetch_layers"};
+  return {"param_fetch",         "max_live_parameters",    "prefetch_bucket_size",    "max_reuse_distance",
+          "param_persistence_threshold", "module_hooks", "forward_hook_host_time", "backward_hook_host_time",
+          "prefetch_layers"};
 }
 
 ParamFetchSettings ParamFetchSettings::parse(const SystemEntry& entry) {
@@ -243,8 +244,8 @@ ParamFetchSettings ParamFetchSettings::parse(const SystemEntry& entry) {
     if (entry.has(key) && !allowed)
       entry.at(key).fail(std::string("\"") + key + "\" applies only with \"param_fetch\": \"" + policy + "\"");
   };
-  for (const char* key :
-       {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold", "module_hooks"})
+  for (const char* key : {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold",
+                          "module_hooks", "forward_hook_host_time", "backward_hook_host_time"})
     only_with(key, !layer, "sub-module");
   static const Choices<ModuleHooks> hooks = {{"all", ModuleHooks::All}, {"with-parameters", ModuleHooks::WithParameters}};
   if (entry.has("module_hooks")) s.module_hooks = entry.at("module_hooks").as_choice(hooks, "module hooks");
@@ -261,6 +262,8 @@ ParamFetchSettings ParamFetchSettings::parse(const SystemEntry& entry) {
   s.max_reuse_distance = count("max_reuse_distance", s.max_reuse_distance, false);
   s.param_persistence_threshold = count("param_persistence_threshold", s.param_persistence_threshold, false);
   s.prefetch_layers = static_cast<int>(entry.settings().get_int("prefetch_layers", 1, 0, 1000));
+  if (entry.has("forward_hook_host_time")) s.forward_hook_host_s = duration_s(entry.at("forward_hook_host_time"), 1, true);
+  if (entry.has("backward_hook_host_time")) s.backward_hook_host_s = duration_s(entry.at("backward_hook_host_time"), 1, true);
   return s;
 }
 

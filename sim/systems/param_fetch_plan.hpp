@@ -59,6 +59,16 @@ struct ParamFetchSettings {
   // Sub-modules with fewer parameters are not swapped: their shard is under the swapper's
   // min_aio_bytes and stays in host memory (partitioned_param_swapper.py swappable_tensor).
   std::uint64_t nvme_min_swapped_params = 0;
+  // The host thread's own time in DeepSpeed's stage-3 hooks, per module hook (sub-module policy):
+  // in forward and recompute the pre- and post-forward hooks (fetch, prefetch, release); in
+  // backward the pre- and post-backward hooks and the per-parameter gradient hooks.  Defaults:
+  // DeepSpeed 0.9.3's own code timed per OPT decoder layer (11 modules) on the CPU alone, its
+  // streams and events no-ops (bench/deepspeed_hook_cost.py, validation/measured/
+  // deepspeed-hooks-2026-12-02): 0.82 ms and 2.41 ms per layer, 75 us and 219 us per module.  Settings
+  // "forward_hook_host_time" and "backward_hook_host_time" (0: the hooks take no host time); none
+  // with the "layer" policy.
+  double forward_hook_host_s = 75e-6;
+  double backward_hook_host_s = 220e-6;
   // layer
   int prefetch_layers = 1;
 

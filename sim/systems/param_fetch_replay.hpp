@@ -42,6 +42,14 @@ class ParamFetchReplay {
 
   // Called at each use after its prefetches were issued (ZeRO-Infinity's reads of NVMe shards ahead).
   void after_prefetches(std::function<void(std::size_t use)> f) { after_prefetches_ = std::move(f); }
+  // The host thread's time in each use's module hook (ParamFetchSettings::forward_hook_host_s,
+  // backward_hook_host_s), spent before it issues the use's gathers and launches its kernel.  A
+  // layer's wrapper (the "layer" policy) is not DeepSpeed's hooks and takes none.
+  void hook_host_times(const ParamFetchSettings& settings) {
+    if (settings.granularity == ParamFetchSettings::Granularity::Layer) return;
+    forward_hook_s_ = settings.forward_hook_host_s;
+    backward_hook_s_ = settings.backward_hook_host_s;
+  }
 
   // Runs op `i`'s kernels, waiting for their parameters (ops must come in order).
   void compute(std::size_t i) {
@@ -51,6 +59,7 @@ class ParamFetchReplay {
       const ParamUse& use = plan_.uses[next_use_];
       env_.compute(op, from, use.kernel);
       from = use.kernel;
+      env_.gpu.host_work(op.kind == workloads::OpKind::Backward ? backward_hook_s_ : forward_hook_s_, "stage-3 module hook");
       // Its own gather (the one issued here for this use, if any) first, then the prefetches: the
       // host issues both without waiting (the streams wait).
       for (; due(next_use_) && plan_.gathers[next_gather_].first_use == next_use_; ++next_gather_)
@@ -88,6 +97,7 @@ class ParamFetchReplay {
   std::vector<Issued> issued_;
   std::size_t next_use_ = 0, next_gather_ = 0;
   std::size_t waited_ = 0;  // with GatherWait::AllIssued: the gathers before this one are done
+  double forward_hook_s_ = 0, backward_hook_s_ = 0;
 };
 
 }  // namespace luwu::sim

@@ -5,11 +5,15 @@
 // them (prefetch depth, aggregation, checkpoint offload, the collective algorithm).
 #include <algorithm>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/choice.hpp"
 #include "common/json_input.hpp"
+#include "common/units.hpp"
 #include "sim/engine/data_parallel_collectives.hpp"
 #include "sim/engine/gpu_device.hpp"
 
@@ -60,6 +64,24 @@ inline std::vector<std::string> setting_keys(std::initializer_list<std::vector<s
   std::vector<std::string> all;
   for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
   return all;
+}
+
+// A duration setting: a number of seconds or a quantity such as "10us", at most `max_s` and above
+// 0 (or at least 0 where `zero_allowed`).
+inline double duration_s(const JsonNode& node, double max_s, bool zero_allowed = false) {
+  double v = 0;
+  if (node.is_number()) {
+    v = node.as_number();
+  } else {
+    try {
+      v = units::parse_quantity(node.as_string(), units::Dim::Seconds);
+    } catch (const std::invalid_argument& e) {
+      node.fail(e.what());
+    }
+  }
+  if (!(zero_allowed ? v >= 0 : v > 0) || v > max_s)
+    node.fail(fmt::format("expected a duration in {}0, {:g} s], e.g. \"10us\"", zero_allowed ? "[" : "(", max_s));
+  return v;
 }
 
 // The algorithm of a system's GPU collectives: "hierarchical" (the default: rings inside the

@@ -241,9 +241,9 @@ TEST_CASE("reliability: run --csv quotes labels with commas, quotes and newlines
   }
   records.pop_back();  // after the last newline
   REQUIRE(records.size() == 4);
-  // scenario, 10 model and training columns, topology and network, then 18 of the system and its
+  // scenario, 10 model and training columns, topology and network, then 19 of the system and its
   // result, 8 spine_* columns (blank for a star), 2 cost columns.
-  for (const auto& rec : records) CHECK(rec.size() == 1 + 10 + 2 + 18 + 8 + 2);
+  for (const auto& rec : records) CHECK(rec.size() == 1 + 10 + 2 + 19 + 8 + 2);
   REQUIRE(records[0][13] == "system");
   CHECK(records[1][13] == "zero3, \"quoted\"");
   CHECK(records[2][13] == "ddp\nnewline");

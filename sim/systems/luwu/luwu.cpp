@@ -114,21 +114,8 @@ class Luwu : public System {
   LuwuSettings settings_;
 };
 
-// A duration: "10us", or a bare number of seconds; at most the paper's resend timeout scale.
-double interval_s(const JsonNode& node) {
-  double v = 0;
-  if (node.is_number()) {
-    v = node.as_positive();
-  } else {
-    try {
-      v = units::parse_quantity(node.as_string(), units::Dim::Seconds);
-    } catch (const std::invalid_argument& e) {
-      node.fail(e.what());
-    }
-  }
-  if (!(v > 0) || v > 10) node.fail("expected a duration in (0, 10 s], e.g. \"10us\"");
-  return v;
-}
+// At most the paper's resend timeout scale.
+double interval_s(const JsonNode& node) { return duration_s(node, 10); }
 
 }  // namespace
 
@@ -147,15 +134,17 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
       if (entry.has("param_persistence_threshold"))
         entry.at("param_persistence_threshold")
             .fail("luwu's workers keep no persistent parameters: every sub-module is streamed");
-      if (entry.has("module_hooks"))
-        entry.at("module_hooks").fail("luwu's workers run no per-module hooks: its SmartNIC streams the sub-modules");
+      for (const char* key : {"module_hooks", "forward_hook_host_time", "backward_hook_host_time"})
+        if (entry.has(key))
+          entry.at(key).fail(std::string("\"") + key + "\": luwu's workers run no per-module hooks: its SmartNIC streams the sub-modules");
       s.sub_module_fetch = fetch;
       s.sub_module_fetch->param_persistence_threshold = 0;
       s.sub_module_fetch->module_hooks = ParamFetchSettings::ModuleHooks::WithParameters;
+      s.sub_module_fetch->forward_hook_host_s = s.sub_module_fetch->backward_hook_host_s = 0;
     }
   } else {
-    for (const char* key :
-         {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold", "module_hooks"})
+    for (const char* key : {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold",
+                            "module_hooks", "forward_hook_host_time", "backward_hook_host_time"})
       if (entry.has(key))
         entry.at(key).fail(std::string("\"") + key + "\" applies only with \"param_fetch\": \"sub-module\"");
     s.prefetch = PrefetchSettings::parse(entry);

@@ -54,6 +54,7 @@ class Zero3Schedule : public Schedule {
       return ParamFetchReplay::Issued{
           nullptr, codec(gather_stream, env, params * wire_.weight_codec_hbm_bytes_per_element, "dequantize " + label, gathered)};
     }, "all-gather", ParamFetchReplay::GatherWait::AllIssued);
+    replay.hook_host_times(settings_.fetch);
 
     // DeepSpeed's own passes over the gradients around each reduce-scatter (stage3_gradient_passes.hpp),
     // over the group the gradient is reduce-scattered in, on its reduce-and-partition stream (the

@@ -153,14 +153,15 @@ class ZeroInfinitySchedule : public Schedule {
       // of the sub-module whose hook issued this gather launch after its all-gather was queued
       // (which then takes its SMs beside them).  The copy waits for the gather before it first.
       if (settings_.blocking_shard_copies) {
-        env.gpu.wait(last_gathered, WaitCause::Communication, "previous all-gather (host blocked in the copy of " + label + ")");
-        if (read) env.gpu.wait(read, WaitCause::Io, "param swap-ins pending (host blocked) " + label);
-        env.gpu.wait(issued.fetched, WaitCause::Io, "shard to gpu (host blocked in the synchronous copy) " + label);
+        env.gpu.host_wait(last_gathered, WaitCause::Communication, "previous all-gather (host blocked in the copy of " + label + ")");
+        if (read) env.gpu.host_wait(read, WaitCause::Io, "param swap-ins pending (host blocked) " + label);
+        env.gpu.host_wait(issued.fetched, WaitCause::Io, "shard to gpu (host blocked in the synchronous copy) " + label);
       }
       last_gathered = issued.gathered;
       checkpoints.fetch_back(plan_.uses[plan_.gathers[g].first_use].op);
       return issued;
     }, "all-gather", ParamFetchReplay::GatherWait::AllIssued);
+    replay.hook_host_times(settings_.stage3.fetch);
     // The reads ahead, at the uses the plan issues them.
     std::vector<std::vector<std::size_t>> read_ahead(plan_.uses.size());
     if (on_nvme)
@@ -209,9 +210,9 @@ class ZeroInfinitySchedule : public Schedule {
             },
             {reduced});
         if (settings_.blocking_gradient_copies && boundary) {
-          gpu.wait(scattered, WaitCause::Communication, "reduce-scatter " + label + " (host blocked in the gradient copy)");
-          gpu.wait(reduced, WaitCause::Io, "gradient partition checks " + label + " (host blocked in the gradient copy)");
-          gpu.wait(offloaded, WaitCause::Io, "gradient shard to host (blocking copy) " + label);
+          gpu.host_wait(scattered, WaitCause::Communication, "reduce-scatter " + label + " (host blocked in the gradient copy)");
+          gpu.host_wait(reduced, WaitCause::Io, "gradient partition checks " + label + " (host blocked in the gradient copy)");
+          gpu.host_wait(offloaded, WaitCause::Io, "gradient shard to host (blocking copy) " + label);
         }
         if (on_nvme && boundary) {
           // The last micro-step's shard, as fp32, to the optimizer's swap files.
@@ -224,8 +225,9 @@ class ZeroInfinitySchedule : public Schedule {
         }
       }
     }
-    gpu.wait(offloaded, WaitCause::Io, "gradient shards to host");
-    gpu.wait(swapped_out, WaitCause::Io, "gradient swap-out to nvme");
+    // The host runs the step: it waits for every gradient first.
+    gpu.host_wait(offloaded, WaitCause::Io, "gradient shards to host");
+    gpu.host_wait(swapped_out, WaitCause::Io, "gradient swap-out to nvme");
     cpu_step(env, drives, static_cast<double>(trace.total_params()) / world);
   }
 
@@ -245,7 +247,7 @@ class ZeroInfinitySchedule : public Schedule {
     if (!on_nvme) {
       Stream cpu(env.gpu.name(), "cpu optimizer", "optimizer", env.hosts.cpu, &env.cluster.timeline);
       const double seconds = update_s(params);
-      env.gpu.wait(cpu.enqueue("adam step on cpu", [&env, seconds] { execute_on(env.hosts.cpu, seconds); }),
+      env.gpu.host_wait(cpu.enqueue("adam step on cpu", [&env, seconds] { execute_on(env.hosts.cpu, seconds); }),
                    WaitCause::Optimizer, "cpu optimizer");
       return;
     }
@@ -277,8 +279,8 @@ class ZeroInfinitySchedule : public Schedule {
             {swapper.last_update()}));
       }
     }
-    for (const auto& done : swapper.write_backs()) env.gpu.wait(done, WaitCause::Optimizer, "cpu optimizer");
-    for (const auto& done : params_written) env.gpu.wait(done, WaitCause::Optimizer, "16-bit params to nvme");
+    for (const auto& done : swapper.write_backs()) env.gpu.host_wait(done, WaitCause::Optimizer, "cpu optimizer");
+    for (const auto& done : params_written) env.gpu.host_wait(done, WaitCause::Optimizer, "16-bit params to nvme");
   }
 
   ZeroInfinitySettings settings_;

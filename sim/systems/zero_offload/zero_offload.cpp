@@ -134,16 +134,17 @@ void ZeroOffloadSchedule::run_rank(RankEnv& env) {
             [&env, down_bytes] { transfer(env.gpu.host(), env.hosts.cpu, down_bytes, env.cluster.traffic); },
             {summed});
         if (settings_.blocking_overflow_check && bucket->micro_step == last_micro_step) {
-          gpu.wait(reduced, WaitCause::Communication, reduction + " " + name + " (host blocked in the overflow check)");
-          gpu.wait(summed, WaitCause::Io, "accumulated gradient " + name + " (host blocked in the overflow check)");
+          gpu.host_wait(reduced, WaitCause::Communication, reduction + " " + name + " (host blocked in the overflow check)");
+          gpu.host_wait(summed, WaitCause::Io, "accumulated gradient " + name + " (host blocked in the overflow check)");
         }
       }
     }
-    gpu.wait(reduced, WaitCause::Communication, "gradient " + reduction);
-    gpu.wait(offloaded, WaitCause::Io, "gradient shards to host");
+    // The host runs the step (or, delayed, joins the thread that ran the last one).
+    gpu.host_wait(reduced, WaitCause::Communication, "gradient " + reduction);
+    gpu.host_wait(offloaded, WaitCause::Io, "gradient shards to host");
 
     const Updated update = delayed ? previous_step : update_parameters(offloaded);
-    gpu.wait(update.stepped, WaitCause::Optimizer, "cpu optimizer");
+    gpu.host_wait(update.stepped, WaitCause::Optimizer, "cpu optimizer");
     gpu.wait(update.uploaded, WaitCause::Io, "parameter shard to gpu");
     gpu.wait(update.gathered, WaitCause::Communication, "parameter all-gather");
 }
