@@ -119,19 +119,19 @@ void GpuDevice::host_wait(const CompletionPtr& done, WaitCause cause, const std:
   host_ready_s_ = std::max(host_ready_s_, simgrid::s4u::Engine::get_clock());
 }
 
-void GpuDevice::host_work(double seconds, const std::string& label) {
+void GpuDevice::host_work(double seconds, std::string_view label) {
   if (seconds <= 0) return;
   host_ready_s_ += seconds;
   await_host(label);
 }
 
-void GpuDevice::await_host(const std::string& label) {
+void GpuDevice::await_host(std::string_view label) {
   const double now = simgrid::s4u::Engine::get_clock();
   if (host_ready_s_ <= now) return;
   simgrid::s4u::this_actor::sleep_until(host_ready_s_);
   const double end = simgrid::s4u::Engine::get_clock();
   times_.host_launch_wait_s += end - now;
-  if (timeline_->enabled()) timeline_->add(name_, "compute", "wait: host launching " + label, "idle", now, end);
+  if (timeline_->enabled()) timeline_->add(name_, "compute", "wait: host launching " + std::string(label), "idle", now, end);
 }
 
 void GpuDevice::account_wait(WaitCause cause, const std::string& label, double since_s) {

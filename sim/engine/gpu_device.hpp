@@ -14,8 +14,8 @@
 //   collective's ring steps are paced by a per-GPU "collective engine" host whose speed, in
 //   bytes/s, is unbounded (the HBM bandwidth) between GEMMs and (1 - drop) x the NIC's goodput
 //   during them; SimGrid re-shares running activities when the speed changes.
-// - The host thread that launches the kernels (eager PyTorch) spends `kernel_launch_host_s` on
-//   each launch and runs ahead of the GPU, which starts a kernel no sooner than the host has
+// - The host thread that launches the kernels (eager PyTorch) spends the host profile's
+//   eager_kernel_launch_time (set_kernel_launch_host_time) on each launch and runs ahead of the GPU, which starts a kernel no sooner than the host has
 //   launched it; it falls back to the GPU's time only where it blocks itself (a synchronous copy,
 //   the CPU optimizer step) and spends its own time in a framework's hooks.  With small kernels
 //   or after each block, the GPU waits for it (RankTimes::host_launch_wait_s).  Not modelled: a
@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <simgrid/s4u/ConditionVariable.hpp>
@@ -100,7 +101,7 @@ class GpuDevice {
   // The host thread's own time per kernel launch (0, the default: launches take no time).
   void set_kernel_launch_host_time(double seconds) { launch_host_s_ = seconds; }
   // The host thread spends `seconds` (a framework's hook) before it launches anything more.
-  void host_work(double seconds, const std::string& label);
+  void host_work(double seconds, std::string_view label);
   // Charges the compute stream's time since `since_s` to `cause` (the caller blocked on it itself).
   void account_wait(WaitCause cause, const std::string& label, double since_s);
   // Kernels launched on the compute stream so far: a collective records it when it is issued.
@@ -136,7 +137,7 @@ class GpuDevice {
   Load& load(LoadKind kind) { return kind == LoadKind::CollectiveKernel ? collective_ : dma_; }
   double load_share(LoadKind kind) const;
   // The compute stream idles until the host has launched what comes next.
-  void await_host(const std::string& label);
+  void await_host(std::string_view label);
 
   int rank_;
   simgrid::s4u::Host* host_;

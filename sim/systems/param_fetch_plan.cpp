@@ -229,10 +229,16 @@ ParamFetchPlan plan_layers(const workloads::Trace& trace, int depth) {
 
 }  // namespace
 
+std::vector<std::string> ParamFetchSettings::sub_module_keys() {
+  return {"max_live_parameters", "prefetch_bucket_size",   "max_reuse_distance",     "param_persistence_threshold",
+          "module_hooks",        "forward_hook_host_time", "backward_hook_host_time"};
+}
+
 std::vector<std::string> ParamFetchSettings::keys() {
-  return {"param_fetch",         "max_live_parameters",    "prefetch_bucket_size",    "max_reuse_distance",
-          "param_persistence_threshold", "module_hooks", "forward_hook_host_time", "backward_hook_host_time",
-          "prefetch_layers"};
+  std::vector<std::string> all = sub_module_keys();
+  all.insert(all.begin(), "param_fetch");
+  all.push_back("prefetch_layers");
+  return all;
 }
 
 ParamFetchSettings ParamFetchSettings::parse(const SystemEntry& entry) {
@@ -244,9 +250,7 @@ ParamFetchSettings ParamFetchSettings::parse(const SystemEntry& entry) {
     if (entry.has(key) && !allowed)
       entry.at(key).fail(std::string("\"") + key + "\" applies only with \"param_fetch\": \"" + policy + "\"");
   };
-  for (const char* key : {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold",
-                          "module_hooks", "forward_hook_host_time", "backward_hook_host_time"})
-    only_with(key, !layer, "sub-module");
+  for (const auto& key : sub_module_keys()) only_with(key.c_str(), !layer, "sub-module");
   static const Choices<ModuleHooks> hooks = {{"all", ModuleHooks::All}, {"with-parameters", ModuleHooks::WithParameters}};
   if (entry.has("module_hooks")) s.module_hooks = entry.at("module_hooks").as_choice(hooks, "module hooks");
   only_with("prefetch_layers", layer, "layer");

@@ -73,6 +73,8 @@ struct ParamFetchSettings {
   int prefetch_layers = 1;
 
   static std::vector<std::string> keys();
+  // Those that apply only with the "sub-module" policy.
+  static std::vector<std::string> sub_module_keys();
   // Each policy's keys are accepted only with it ("param_fetch": "sub-module" | "layer").
   static ParamFetchSettings parse(const SystemEntry& entry);
 };

@@ -143,10 +143,8 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
       s.sub_module_fetch->forward_hook_host_s = s.sub_module_fetch->backward_hook_host_s = 0;
     }
   } else {
-    for (const char* key : {"max_live_parameters", "prefetch_bucket_size", "max_reuse_distance", "param_persistence_threshold",
-                            "module_hooks", "forward_hook_host_time", "backward_hook_host_time"})
-      if (entry.has(key))
-        entry.at(key).fail(std::string("\"") + key + "\" applies only with \"param_fetch\": \"sub-module\"");
+    for (const auto& key : ParamFetchSettings::sub_module_keys())
+      if (entry.has(key)) entry.at(key).fail("\"" + key + "\" applies only with \"param_fetch\": \"sub-module\"");
     s.prefetch = PrefetchSettings::parse(entry);
   }
   s.aggregation = AggregationSettings::parse(entry, kLuwuGradientElementBytes);
