@@ -64,9 +64,10 @@ struct ParamFetchSettings {
   // backward the pre- and post-backward hooks and the per-parameter gradient hooks.  Defaults:
   // DeepSpeed 0.9.3's own code timed per OPT decoder layer (11 modules) on the CPU alone, its
   // streams and events no-ops (bench/deepspeed_hook_cost.py, validation/measured/
-  // deepspeed-hooks-2026-12-02): 0.82 ms and 2.41 ms per layer, 75 us and 219 us per module.  Settings
-  // "forward_hook_host_time" and "backward_hook_host_time" (0: the hooks take no host time); none
-  // with the "layer" policy.
+  // deepspeed-hooks-2026-12-02): 0.82 ms and 2.41 ms per layer, 74.6 us and 219.4 us per module,
+  // rounded to 5 us.  Settings "forward_hook_host_time" and "backward_hook_host_time" (0: the
+  // hooks take no host time); none with the "layer" policy.  Only the stage-3 systems' schedules
+  // charge them (ParamFetchReplay::hook_host_times): LuWu's streaming runs no hooks.
   double forward_hook_host_s = 75e-6;
   double backward_hook_host_s = 220e-6;
   // layer

@@ -140,7 +140,6 @@ SystemPtr parse_luwu(const SystemEntry& entry) {
       s.sub_module_fetch = fetch;
       s.sub_module_fetch->param_persistence_threshold = 0;
       s.sub_module_fetch->module_hooks = ParamFetchSettings::ModuleHooks::WithParameters;
-      s.sub_module_fetch->forward_hook_host_s = s.sub_module_fetch->backward_hook_host_s = 0;
     }
   } else {
     for (const auto& key : ParamFetchSettings::sub_module_keys())
