@@ -59,7 +59,8 @@ std::vector<DerivedQuantity> derived_quantities(const Profile& p) {
     SsdSpec s = ssd_from_profile(p);
     if (s.interface_Bps > 0)
       out.push_back({"interface_bandwidth_per_direction", s.interface_Bps, "B/s",
-                     "achieved rate of pcie-gen<pcie_generation>-x16 scaled to pcie_lanes (caps each direction)"});
+                     "min(achieved rate of pcie-gen<pcie_generation>-x16 scaled to pcie_lanes, host_path_bandwidth) "
+                     "(caps each direction)"});
     out.push_back({"mixed_bandwidth_per_direction", s.mixed_Bps_per_direction(), "B/s",
                    "min(read_bandwidth, write_bandwidth, read_write_bandwidth / 2): 1:1 mixed read/write"});
     out.push_back({"read_bandwidth_1MiB_qd1", s.read_Bps_at(1048576, 1), "B/s",

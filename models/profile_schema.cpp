@@ -177,6 +177,10 @@ std::vector<KindSpec> build_kinds() {
           {"pcie_generation", Dim::Count, FieldRange::Positive, kOptional, kInteger,
            "PCIe generation of the device's slot (with pcie_lanes: the link caps each direction)"},
           {"pcie_lanes", Dim::Count, FieldRange::Positive, kOptional, kInteger, "PCIe lanes of the device's slot"},
+          {"host_path_bandwidth", Dim::BytesPerSecond, FieldRange::Positive, kOptional, kReal,
+           "per direction: the host's path to the device where it is narrower than the slot (a shared "
+           "uplink, fewer lanes wired, a chipset link), as a measurement on that host shows; caps each "
+           "direction and both together at twice it, as the slot does"},
       }});
   // A network switch.  One that aggregates (a programmable switch, SwitchML-style) has every
   // field of the aggregation group (aggregation_slots ... sram_capacity: all or none, checked by

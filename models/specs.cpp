@@ -236,16 +236,10 @@ SsdSpec behind_interface(SsdSpec s, double interface_Bps) {
   return s;
 }
 
-SsdSpec ssd_from_profile(const Profile& p) {
-  require_kind(p, spec_kinds::ssd);
-  SsdSpec s{p.get("read_bandwidth"), p.get("write_bandwidth"), p.get("capacity"), p.get("latency")};
-  s.read_write_Bps = p.get_or("read_write_bandwidth", std::max(s.read_Bps, s.write_Bps));
-  if (p.has("pcie_generation") != p.has("pcie_lanes")) {
-    const std::string given = p.has("pcie_generation") ? "pcie_generation" : "pcie_lanes";
-    throw InputError(p.file, p.json_path + ".fields." + given,
-                     "an SSD's interface needs both pcie_generation and pcie_lanes, found only " + given);
-  }
-  if (!p.has("pcie_generation")) return s;
+namespace {
+
+// The achieved rate of the PCIe slot an SSD profile names (pcie_generation and pcie_lanes), per direction.
+double slot_Bps_per_direction(const Profile& p) {
   // The lane rate and line code of that generation are the shipped x16 profile's; only the lanes differ.
   const std::string link = "pcie-gen" + std::to_string(static_cast<int>(p.get("pcie_generation"))) + "-x16";
   const auto shipped = shipped_profile_names();
@@ -259,7 +253,25 @@ SsdSpec ssd_from_profile(const Profile& p) {
                      "a PCIe link has 1, 2, 4, 8, 16 or 32 lanes, found " + fmt_count(lanes_field));
   PcieSpec pcie = pcie_from_profile(find_profile(link));
   pcie.lanes = lanes;
-  return behind_interface(s, pcie.achieved_Bps_per_direction());
+  return pcie.achieved_Bps_per_direction();
+}
+
+}  // namespace
+
+SsdSpec ssd_from_profile(const Profile& p) {
+  require_kind(p, spec_kinds::ssd);
+  SsdSpec s{p.get("read_bandwidth"), p.get("write_bandwidth"), p.get("capacity"), p.get("latency")};
+  s.read_write_Bps = p.get_or("read_write_bandwidth", std::max(s.read_Bps, s.write_Bps));
+  if (p.has("pcie_generation") != p.has("pcie_lanes")) {
+    const std::string given = p.has("pcie_generation") ? "pcie_generation" : "pcie_lanes";
+    throw InputError(p.file, p.json_path + ".fields." + given,
+                     "an SSD's interface needs both pcie_generation and pcie_lanes, found only " + given);
+  }
+  if (p.has("pcie_generation")) s = behind_interface(s, slot_Bps_per_direction(p));
+  if (p.has("host_path_bandwidth"))
+    s = behind_interface(s, s.interface_Bps > 0 ? std::min(p.get("host_path_bandwidth"), s.interface_Bps)
+                                                : p.get("host_path_bandwidth"));
+  return s;
 }
 
 MemorySpec memory_from_profile(const Profile& p) {

@@ -17,7 +17,11 @@
 // sizing of its SSDs) states.
 //
 // The host interface caps a device: PCIe is full duplex, so each direction moves at most the
-// link's per-direction rate and both together at most twice that (behind_interface).
+// link's per-direction rate and both together at most twice that (behind_interface).  The slot is
+// one such cap; the host's path behind it can be narrower (host_path_bandwidth: a shared uplink,
+// fewer lanes wired, a chipset link), and is a cap of the same kind: a host that measures lower per
+// direction at 1:1 mixed than the same drive elsewhere limits a read-only or write-only stream
+// as much.
 //
 // Requests of q bytes with d of them in flight (an asynchronous I/O queue) move, by Little's law,
 //   min(sequential_Bps, d * q / (latency + q / sequential_Bps))
@@ -41,7 +45,8 @@ struct SsdSpec {
   double capacity_bytes = 0;
   double latency_s = 0;       // access latency (a read's; writes are taken to wait as long)
   double read_write_Bps = 0;  // reads plus writes per second when both run at once; 0: the default (see above)
-  double interface_Bps = 0;   // host interface per direction, already applied to the rates above; 0: none stated
+  double interface_Bps = 0;   // host interface per direction (slot or host path, the narrower), already
+                              // applied to the rates above; 0: none stated
 
   double shared_Bps() const { return read_write_Bps > 0 ? read_write_Bps : std::max(read_Bps, write_Bps); }
   double mixed_Bps_per_direction() const { return std::min({read_Bps, write_Bps, shared_Bps() / 2}); }
@@ -59,7 +64,8 @@ SsdSpec behind_interface(SsdSpec device, double interface_Bps_per_direction);
 
 // Kind "ssd".  With pcie_generation and pcie_lanes, the device sits behind that link: the shipped
 // profile pcie-gen<generation>-x16 gives the lane rate, line code and TLP efficiency (pcie.hpp),
-// scaled to the lanes, and behind_interface caps the rates.  InputError at the field when only
+// scaled to the lanes, and behind_interface caps the rates; with host_path_bandwidth, behind that
+// too where it is narrower.  InputError at the field when only
 // one of the two is given or no such PCIe profile is shipped.
 SsdSpec ssd_from_profile(const Profile& profile);
 

@@ -116,15 +116,24 @@ TEST_CASE("SSD at 1:1 mixed read/write: each direction gets min(read, write, rea
 }
 
 TEST_CASE("the paper's testbed SSDs: 26 GB/s per direction at 1:1 over 16 (Gen3 hosts) and over 12 (Gen4 node)") {
-  // Gen3 x4 slot, per direction: 4 lanes x 8 GT/s x 128/130 / 8 = 3.938 GB/s raw, x 256/282 (TLP:
-  // 256 B payload + 24 B + 2 B DLLP, pcie-gen3-x16's) = 3.5753 GB/s; caps the 7.0 and 3.8 GB/s.
+  // One drive on both sides.  The Gen3 hosts' path caps each direction at the 1.625 GB/s measured
+  // there (below the Gen3 x4 slot's 3.5753 GB/s: 4 lanes x 8 GT/s x 128/130 / 8 = 3.938 GB/s raw, x
+  // 256/282 for TLPs), so pure reads and writes move 1.625 GB/s too, and both together 2 x 1.625,
+  // under the drive's own 4.33 GB/s read + written.
   SsdSpec gen3 = ssd_from_profile(find_profile("paper-testbed-ssd-gen3"));
-  CHECK(gen3.interface_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
-  CHECK(gen3.read_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
-  CHECK(gen3.write_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
-  // The shared limit is the paper's: 3.25 GB/s read + written -> 1.625 GB/s per direction.
+  CHECK(gen3.interface_Bps == doctest::Approx(1.625e9).scale(0));
+  CHECK(gen3.read_Bps == doctest::Approx(1.625e9).scale(0));
+  CHECK(gen3.write_Bps == doctest::Approx(1.625e9).scale(0));
+  CHECK(gen3.read_write_Bps == doctest::Approx(3.25e9).scale(0));
   CHECK(gen3.mixed_Bps_per_direction() == doctest::Approx(1.625e9).scale(0));
   CHECK((SsdArray{gen3, 16}.mixed_Bps_per_direction()) == doctest::Approx(26e9).scale(0));
+  // Without the host's path the slot would cap the drive, as the profile's fields give it.
+  Profile slot_only = find_profile("paper-testbed-ssd-gen3");
+  slot_only.fields.erase("host_path_bandwidth");
+  SsdSpec in_slot = ssd_from_profile(slot_only);
+  CHECK(in_slot.read_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
+  CHECK(in_slot.write_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
+  CHECK(in_slot.mixed_Bps_per_direction() == doctest::Approx(2.1666666667e9).epsilon(1e-9));
   // Gen4 x4: 7.877 GB/s raw x 256/282 = 7.1507 GB/s: the 7.0 GB/s read stays, as does the 3.8 write.
   SsdSpec gen4 = ssd_from_profile(find_profile("paper-testbed-ssd-gen4"));
   CHECK(gen4.interface_Bps == doctest::Approx(7.1506819422e9).epsilon(1e-9));
@@ -165,10 +174,38 @@ TEST_CASE("requests of q bytes at queue depth d: min(sequential, d q / (latency 
   SsdArray two = SsdArray{pm1733, 2}.at_requests(mib, 2);
   CHECK(two.read_Bps() == doctest::Approx(2 * 4.3727731124e9).epsilon(1e-9));
   CHECK(two.read_write_Bps() == doctest::Approx(2 * 7e9).scale(0));  // the shared limit is the devices'
-  // The Gen3 testbed SSD (3.5753 GB/s after its slot) at DeepSpeed's 1 MiB x 8: 21.89 GB/s > 3.58, unbound.
+  // The Gen3 testbed SSD (1.625 GB/s behind its host's path) at DeepSpeed's 1 MiB x 8: 11.41 GB/s > 1.625, unbound.
   SsdSpec gen3 = ssd_from_profile(find_profile("paper-testbed-ssd-gen3"));
   CHECK(gen3.read_Bps_at(mib, 8) == gen3.read_Bps);
-  CHECK(gen3.read_Bps_at(mib, 1) == doctest::Approx(2.7357962847e9).epsilon(1e-9));  // 1 MiB / (90 + 293.28 us)
+  CHECK(gen3.read_Bps_at(mib, 1) == doctest::Approx(1.4260955152e9).epsilon(1e-9));  // 1 MiB / (90 + 645.28 us)
+}
+
+TEST_CASE("an SSD profile's host path: each direction at most it, both at most twice it, the slot's when wider") {
+  // The PM1733 (7.0 / 3.8 GB/s, no shared limit given: 7 GB/s) in a Gen3 x4 slot (3.5753 GB/s).
+  auto ssd = [](double host_path_Bps) {
+    Profile p = find_profile("samsung-pm1733");
+    apply_override(p, "pcie_generation", 3, "test");
+    apply_override(p, "pcie_lanes", 4, "test");
+    if (host_path_Bps > 0) apply_override(p, "host_path_bandwidth", host_path_Bps, "test");
+    return ssd_from_profile(p);
+  };
+  const SsdSpec narrow = ssd(2e9);
+  CHECK(narrow.read_Bps == 2e9);
+  CHECK(narrow.write_Bps == 2e9);
+  CHECK(narrow.read_write_Bps == 4e9);
+  CHECK(narrow.interface_Bps == 2e9);
+  CHECK(narrow.mixed_Bps_per_direction() == 2e9);
+  // Reading 10 GB then writing 10 GB: 5 s each; at once: 20 GB / 4 GB/s = 5 s, each direction at 2.
+  CHECK((SsdArray{narrow, 1}.streaming_s(10e9, 0)) == doctest::Approx(5.0).scale(0));
+  CHECK((SsdArray{narrow, 1}.streaming_s(0, 10e9)) == doctest::Approx(5.0).scale(0));
+  CHECK((SsdArray{narrow, 1}.streaming_s(10e9, 10e9)) == doctest::Approx(5.0).scale(0));
+  // A path wider than the slot changes nothing: the slot binds.
+  const SsdSpec wide = ssd(5e9);
+  const SsdSpec slot = ssd(0);
+  CHECK(wide.read_Bps == slot.read_Bps);
+  CHECK(wide.write_Bps == slot.write_Bps);
+  CHECK(wide.read_write_Bps == slot.read_write_Bps);
+  CHECK(wide.interface_Bps == doctest::Approx(3.5753409711e9).epsilon(1e-9));
 }
 
 TEST_CASE("an SSD profile's PCIe interface: both fields, a shipped generation, a power-of-two width") {
