@@ -230,7 +230,7 @@ def headline_175b_workers(lines, out_dir, name="headline_175b_workers"):
 SCENARIO_DEFAULTS = {
     "collective_interference": 0.15,
     "memory_efficient_attention": False,
-    "write_bandwidth": "3.8GB/s",
+    "paper-testbed-ssd-gen3": {},  # no override: the Gen3 hosts' path limits each direction
     "nccl_host_staged_bandwidth": "6GB/s",
     "swapper": "serial",
 }
@@ -242,14 +242,25 @@ def _setting_text(key, value):
         return "interference", f"interf. {value:g}"
     if leaf == "memory_efficient_attention":
         return "attention", "fused" if value else "unfused"
-    if leaf == "write_bandwidth":
-        return "ssd_write", f"write {value}"
+    if leaf == "paper-testbed-ssd-gen3":
+        return "worker_ssd", _worker_ssd_limit(value)
     if leaf == "nccl_host_staged_bandwidth":
         return "nccl_path", f"NCCL via host {value}"
     if leaf == "systems":
         labels = [s.get("label", s.get("name")) if isinstance(s, dict) else s for s in value]
         return "swapper", _swapper_variant(value), labels
     return leaf, f"{leaf} {value}"
+
+
+def _worker_ssd_limit(overrides):
+    """How the worker SSDs' measured 1:1 mixed rate limits them in a sensitivity point: the profile's
+    own per-direction host path, or (overriding the path and the drive's read + write total) a total
+    in the drive, which lets a read-only or write-only stream move twice as fast."""
+    if not overrides:
+        return "SSD path 1.625 GB/s per direction"
+    if "read_write_bandwidth" in overrides:
+        return f"SSD {overrides['read_write_bandwidth']} read + write"
+    return "SSD " + ", ".join(f"{k} {v}" for k, v in sorted(overrides.items()))
 
 
 def _swapper_variant(systems):
@@ -322,7 +333,8 @@ def sensitivity(lines, out_dir, name="sensitivity"):
     notes.append(f"{len(bars)} variants: {lo:.2f}x to {hi:.2f}x; the dark bar is the headline scenario. Each label: "
                  "ZeRO-Infinity's swapper (DeepSpeed pipeline_read/write off = serial; drives split = nvme_layout "
                  "\"split\", parameters and optimizer state on separate drives), compute lost beside a "
-                 "collective kernel (collective_interference), attention kernel, the worker SSDs' pure write rate, the rate "
+                 "collective kernel (collective_interference), attention kernel, how the worker SSDs' measured 1:1 "
+                 "mixed rate limits them (per direction on the host's path, or a read + write total in the drive), the rate "
                  "of NCCL's path through host memory (nccl_host_staged_bandwidth).")
     return _finish(fig, notes, out_dir, name)
 
