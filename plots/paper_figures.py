@@ -257,7 +257,7 @@ def _worker_ssd_limit(overrides):
     own per-direction host path, or (overriding the path and the drive's read + write total) a total
     in the drive, which lets a read-only or write-only stream move twice as fast."""
     if not overrides:
-        return "SSD path 1.625 GB/s per direction"
+        return "SSD as profiled (host path, per direction)"
     if "read_write_bandwidth" in overrides:
         return f"SSD {overrides['read_write_bandwidth']} read + write"
     return "SSD " + ", ".join(f"{k} {v}" for k, v in sorted(overrides.items()))

@@ -34,7 +34,7 @@ class WorkerSsdLabels(unittest.TestCase):
     TOTAL = {"host_path_bandwidth": "3.58GB/s", "read_write_bandwidth": "3.25GB/s"}
 
     def test_the_profile_and_the_total_reading_are_told_apart(self):
-        self.assertEqual(paper_figures._setting_text(self.KEY, {})[1], "SSD path 1.625 GB/s per direction")
+        self.assertEqual(paper_figures._setting_text(self.KEY, {})[1], "SSD as profiled (host path, per direction)")
         self.assertEqual(paper_figures._setting_text(self.KEY, self.TOTAL)[1], "SSD 3.25GB/s read + write")
 
     def test_only_the_profile_as_shipped_is_the_default(self):
