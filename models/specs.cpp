@@ -267,11 +267,11 @@ SsdSpec ssd_from_profile(const Profile& p) {
     throw InputError(p.file, p.json_path + ".fields." + given,
                      "an SSD's interface needs both pcie_generation and pcie_lanes, found only " + given);
   }
-  if (p.has("pcie_generation")) s = behind_interface(s, slot_Bps_per_direction(p));
-  if (p.has("host_path_bandwidth"))
-    s = behind_interface(s, s.interface_Bps > 0 ? std::min(p.get("host_path_bandwidth"), s.interface_Bps)
-                                                : p.get("host_path_bandwidth"));
-  return s;
+  // The narrower of the slot and the host's path caps the device.
+  double interface_Bps = HUGE_VAL;
+  if (p.has("pcie_generation")) interface_Bps = slot_Bps_per_direction(p);
+  if (p.has("host_path_bandwidth")) interface_Bps = std::min(interface_Bps, p.get("host_path_bandwidth"));
+  return interface_Bps < HUGE_VAL ? behind_interface(s, interface_Bps) : s;
 }
 
 MemorySpec memory_from_profile(const Profile& p) {
